@@ -1,0 +1,73 @@
+"""The ``compliance`` command line: a thin front end over library functions.
+
+Subcommands live in their own modules and are imported only when invoked, so ``compliance --help`` stays fast
+and loads no torch, transformers, FastAPI or database engine. To add a command, add one line to ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from importlib import import_module
+from typing import Any
+
+import click
+
+from compliance.errors import ComplianceError
+
+#: command name -> (module, attribute, one-line help shown by ``compliance --help``)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "ingest": ("compliance.cli.ingest", "ingest", "Ingest documents (files or folders) into the store."),
+    "laws": ("compliance.cli.laws", "laws", "Install, add, list and show laws."),
+    "documents": ("compliance.cli.documents", "documents", "List and show stored documents."),
+    "db": ("compliance.cli.db", "db", "Database administration (migrations)."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attr, _ = entry
+        command = getattr(import_module(module_name), attr)
+        if not isinstance(command, click.Command):  # pragma: no cover - programming error
+            raise TypeError(f"{module_name}.{attr} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ComplianceError as exc:
+            click.echo(f"error [{exc.code}]: {exc}", err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="compliance-plugin", prog_name="compliance")
+@click.option("-v", "--verbose", count=True, help="More log output on stderr (-v info, -vv debug).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+def cli(verbose: int, quiet: bool) -> None:
+    """Map internal policies and controls to the laws they implement, and keep the links for review."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    if not quiet:
+        from compliance.progress import enable_progress
+
+        enable_progress(sys.stderr.isatty() or verbose > 0)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="compliance")

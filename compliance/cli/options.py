@@ -1,0 +1,43 @@
+"""Option decorators and output helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(func: F) -> F:
+    """``--json``: machine-readable output on stdout."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(func)
+
+
+def database_option(func: F) -> F:
+    """``--database URL``: overrides COMPLIANCE_DATABASE_URL for this command."""
+    return click.option(
+        "--database",
+        "database_url",
+        envvar="COMPLIANCE_DATABASE_URL",
+        default=None,
+        help="SQLAlchemy database URL (default: COMPLIANCE_DATABASE_URL or SQLite in the data home).",
+    )(func)
+
+
+def echo_json(data: Any) -> None:
+    """Write ``data`` as indented JSON to stdout."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """Write rows as an aligned plain-text table to stdout."""
+    if not rows:
+        click.echo("(none)")
+        return
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    click.echo("  ".join(c.upper().ljust(widths[c]) for c in columns))
+    for r in rows:
+        click.echo("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns))

@@ -1,0 +1,160 @@
+"""One exception hierarchy with stable codes.
+
+Every error the package raises on purpose derives from :class:`ComplianceError`. Subclasses also inherit the
+matching built-in (``ValueError``, ``LookupError`` …) so that callers who do not know this package still catch
+them sensibly. The ``code`` is stable across releases: the CLI prints it, the HTTP API returns it.
+
+Code ranges: C1xx configuration/installation, C2xx law corpus, C3xx connectors (documents), C4xx store,
+C5xx models, C6xx retrieval/linking, C7xx alerts/notification.
+"""
+
+from __future__ import annotations
+
+
+class ComplianceError(Exception):
+    """Root of all errors raised by the compliance package."""
+
+    code: str = "C100"
+    http_status: int = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigurationError(ComplianceError, ValueError):
+    """A setting or option has an invalid value."""
+
+    code = "C101"
+    http_status = 400
+
+
+class MissingDependencyError(ComplianceError, ImportError):
+    """An optional extra is not installed."""
+
+    code = "C102"
+    http_status = 501
+
+    @classmethod
+    def for_extra(cls, extra: str, package: str) -> MissingDependencyError:
+        return cls(
+            f"this feature needs the '{extra}' extra ({package} is not installed); "
+            f"install it with: pip install 'compliance-plugin[{extra}]'"
+        )
+
+
+class CorpusFormatError(ComplianceError, ValueError):
+    """A law file could not be parsed: not XML, wrong schema, truncated, unsafe (external entities) …"""
+
+    code = "C201"
+    http_status = 422
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(f"{source}: {problem}")
+        self.source = source
+        self.problem = problem
+
+
+class LawNotFoundError(ComplianceError, LookupError):
+    """No law (or law pack) with the given identifier is known."""
+
+    code = "C202"
+    http_status = 404
+
+
+class ChecksumMismatchError(ComplianceError, ValueError):
+    """A downloaded or supplied law file does not have the checksum its law pack declares."""
+
+    code = "C203"
+    http_status = 422
+
+
+class DownloadError(ComplianceError, OSError):
+    """An official text could not be downloaded (network error, timeout, HTTP error, partial file)."""
+
+    code = "C204"
+    http_status = 502
+
+
+class LawPackError(ComplianceError, ValueError):
+    """A law pack (YAML) is malformed."""
+
+    code = "C205"
+    http_status = 422
+
+
+class DocumentError(ComplianceError, ValueError):
+    """A document could not be read (corrupt, encrypted, oversized, unsupported)."""
+
+    code = "C301"
+    http_status = 422
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(f"{source}: {problem}")
+        self.source = source
+        self.problem = problem
+
+
+class UnsupportedFormatError(DocumentError):
+    """The file type is not supported by any connector."""
+
+    code = "C302"
+    http_status = 415
+
+
+class EncryptedDocumentError(DocumentError):
+    """The document is password-protected or encrypted."""
+
+    code = "C303"
+
+
+class DocumentTooLargeError(DocumentError):
+    """The document exceeds the configured size limits (or is a zip bomb)."""
+
+    code = "C304"
+    http_status = 413
+
+
+class StoreError(ComplianceError, RuntimeError):
+    """The database could not be used (not reachable, not migrated, constraint violated)."""
+
+    code = "C401"
+    http_status = 500
+
+
+class NotFoundError(ComplianceError, LookupError):
+    """A stored object (document, run, link, alert …) does not exist."""
+
+    code = "C402"
+    http_status = 404
+
+
+class ModelError(ComplianceError, RuntimeError):
+    """A model could not be loaded, trained or applied."""
+
+    code = "C501"
+    http_status = 500
+
+
+class ModelNotFoundError(ModelError, LookupError):
+    """No trained model exists where one was expected."""
+
+    code = "C502"
+    http_status = 404
+
+
+class RetrievalError(ComplianceError, RuntimeError):
+    """An index could not be built, loaded or queried."""
+
+    code = "C601"
+    http_status = 500
+
+
+class NotificationError(ComplianceError, RuntimeError):
+    """A notification (webhook) could not be delivered after its retries."""
+
+    code = "C701"
+    http_status = 502

@@ -1,0 +1,78 @@
+"""Deployment settings (environment prefix ``COMPLIANCE_``), read lazily through :func:`get_settings`.
+
+Pipeline choices (thresholds, BM25 parameters …) are not settings: they are typed config objects stored with
+every artifact and run.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "compliance"
+
+
+class Settings(BaseSettings):
+    """Where things live and what hardware to use."""
+
+    model_config = SettingsConfigDict(env_prefix="COMPLIANCE_", env_file=None, extra="ignore")
+
+    home: Path = Field(default_factory=_default_home, description="Root for data, models and indexes.")
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy URL; default sqlite:///<home>/compliance.db."
+    )
+    law_mirror: Path | None = Field(
+        default=None,
+        description="A local directory mirroring official law files (checked before downloading).",
+    )
+    shared_data: Path | None = Field(
+        default=None,
+        description="Development data (../shared/data): GDPRhub dev set, mappings. Optional.",
+    )
+    model_dir: Path | None = Field(default=None, description="Trained models; default <home>/models.")
+    index_dir: Path | None = Field(default=None, description="Retrieval indexes; default <home>/indexes.")
+    device: str = Field(default="auto", description="auto, cpu, cuda or cuda:N.")
+    download_timeout: float = Field(default=60.0, description="Seconds per HTTP request.")
+    download_retries: int = Field(default=3, ge=0, le=10)
+    max_document_bytes: int = Field(default=50 * 1024 * 1024, description="Largest accepted document.")
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.home / 'compliance.db'}"
+
+    @property
+    def resolved_model_dir(self) -> Path:
+        return self.model_dir or self.home / "models"
+
+    @property
+    def resolved_index_dir(self) -> Path:
+        return self.index_dir or self.home / "indexes"
+
+    def resolved_shared_data(self) -> Path | None:
+        """The development data folder: the setting, else ``../shared/data`` next to the working directory."""
+        if self.shared_data is not None:
+            return self.shared_data
+        for base in (Path.cwd(), *Path.cwd().parents[:2]):
+            candidate = base / ".." / "shared" / "data"
+            if candidate.is_dir():
+                return candidate.resolve()
+        return None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once from the environment."""
+    return Settings()
+
+
+def reset_settings() -> None:
+    """Forget cached settings (tests change the environment)."""
+    get_settings.cache_clear()

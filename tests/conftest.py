@@ -1,0 +1,52 @@
+"""Shared fixtures. Tests never touch the network (HF_HUB_OFFLINE=1) or the user's data home."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EXAMPLES = REPO_ROOT / "examples"
+
+
+def shared_data_dir() -> Path | None:
+    """../shared/data (or COMPLIANCE_SHARED_DATA): the official texts and development sets, never committed."""
+    env = os.environ.get("COMPLIANCE_SHARED_DATA")
+    candidate = Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+    return candidate if candidate.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    path = shared_data_dir()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("../shared/data is missing in CI")
+        pytest.skip("../shared/data not available")
+    return path
+
+
+@pytest.fixture(scope="session")
+def gdpr_xml(shared_data: Path) -> Path:
+    return shared_data / "laws" / "gdpr" / "gdpr-consolidated-with-corrected-preamble-en.xml"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test gets its own COMPLIANCE_HOME so nothing leaks into ~/.local/share."""
+    from compliance.settings import reset_settings
+
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("COMPLIANCE_HOME", str(home))
+    monkeypatch.delenv("COMPLIANCE_DATABASE_URL", raising=False)
+    reset_settings()
+    yield
+    reset_settings()
