@@ -1,0 +1,1 @@
+"""Alembic revision scripts (one per schema change; never edit a released one)."""

@@ -1,0 +1,315 @@
+"""SQLAlchemy 2.0 ORM models: documents, laws, runs, links, reviews, alerts and the audit log.
+
+Portable types only (``JSON``, ``DateTime(timezone=True)``, ``Text`` …) so that one schema serves SQLite and
+PostgreSQL. Constraint names follow :data:`NAMING_CONVENTION`, which Alembic needs to alter SQLite tables in
+batch mode and to compare the models with the migrations.
+
+Design in short:
+
+* ``documents`` holds one row per source (file name or URI); ``document_versions`` one row per distinct content
+  (sha256) of that source; ``paragraphs`` belong to a version. Re-ingesting unchanged bytes adds nothing; changed
+  bytes add a version and keep the old one.
+* ``laws`` holds one row per (identifier, checksum): a new text of the same law is a new ``version``;
+  ``provisions`` form a tree through ``parent_id`` and keep document order in ``position``.
+* ``runs`` records every pipeline execution (config, model identity, stats, status).
+* ``links`` (paragraph ↔ provision) and ``reviews`` are append-only history; a link's current status is its
+  latest review's decision, else the status it was proposed with.
+* ``alerts`` are raised by runs when a new law arrives; ``alert_acknowledgements`` keep who acknowledged what.
+* ``audit_log`` records every mutation made through the repository.
+
+Do not change a model without adding an Alembic revision under ``compliance/migrations/versions``; the test
+suite compares the two.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION: dict[str, str] = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+#: Allowed values of the status-like columns (validated by the repository, stored as short strings).
+RUN_STATUSES = ("running", "succeeded", "failed")
+LINK_STATUSES = ("proposed", "accepted", "rejected", "needs-review")
+ALERT_STATUSES = ("open", "acknowledged")
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """``DateTime(timezone=True)`` that always hands back aware UTC datetimes.
+
+    SQLite keeps no zone: values are converted to UTC before storing and marked UTC when read back.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: store timezone-aware datetimes only")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base with the project's constraint naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON(),
+        list[Any]: JSON(),
+    }
+
+
+# -- documents ---------------------------------------------------------------------------------------------------
+class Document(Base):
+    """A source document (one row per source name); its contents live in :class:`DocumentVersion`."""
+
+    __tablename__ = "documents"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    source: Mapped[str] = mapped_column(String(1024), unique=True)
+    title: Mapped[str] = mapped_column(String(1024), default="")
+    media_type: Mapped[str] = mapped_column(String(255), default="")
+    latest_version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class DocumentVersion(Base):
+    """One distinct content (sha256 of the bytes) of a document, with the full extracted text."""
+
+    __tablename__ = "document_versions"
+    __table_args__ = (UniqueConstraint("document_id", "version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    checksum: Mapped[str] = mapped_column(String(64), index=True)
+    title: Mapped[str] = mapped_column(String(1024), default="")
+    media_type: Mapped[str] = mapped_column(String(255), default="")
+    size_bytes: Mapped[int] = mapped_column(Integer, default=0)
+    pages: Mapped[int | None] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text, default="")
+    paragraph_count: Mapped[int] = mapped_column(Integer, default=0)
+    parser_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    ingested_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ParagraphRow(Base):
+    """One paragraph of a document version, with provenance (page, headings, character offsets)."""
+
+    __tablename__ = "paragraphs"
+    __table_args__ = (UniqueConstraint("version_id", "ordinal"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("document_versions.id", ondelete="CASCADE"), index=True
+    )
+    ordinal: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(32), default="paragraph")
+    page: Mapped[int | None] = mapped_column(Integer)
+    heading_path: Mapped[list[Any]] = mapped_column(default=list)
+    char_start: Mapped[int] = mapped_column(Integer, default=0)
+    char_end: Mapped[int] = mapped_column(Integer, default=0)
+    text_sha256: Mapped[str] = mapped_column(String(64), index=True)
+
+
+# -- laws --------------------------------------------------------------------------------------------------------
+class LawRow(Base):
+    """One version of a law: unique per (identifier, checksum of the source bytes)."""
+
+    __tablename__ = "laws"
+    __table_args__ = (
+        UniqueConstraint("identifier", "checksum"),
+        UniqueConstraint("identifier", "version"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    identifier: Mapped[str] = mapped_column(String(255), index=True)
+    short_name: Mapped[str] = mapped_column(String(64), index=True)
+    title: Mapped[str] = mapped_column(Text, default="")
+    jurisdiction: Mapped[str] = mapped_column(String(16))
+    law_type: Mapped[str] = mapped_column(String(64), default="")
+    date_adopted: Mapped[date | None] = mapped_column(Date)
+    date_in_force: Mapped[date | None] = mapped_column(Date)
+    version_date: Mapped[date | None] = mapped_column(Date)
+    source: Mapped[str] = mapped_column(Text, default="")
+    source_format: Mapped[str] = mapped_column(String(32), default="")
+    checksum: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    law_metadata: Mapped[dict[str, Any]] = mapped_column("metadata", default=dict)
+    installed_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ProvisionRow(Base):
+    """One provision of a law version (chapter, section, article, paragraph, point, recital, annex)."""
+
+    __tablename__ = "provisions"
+    __table_args__ = (UniqueConstraint("law_id", "key"), Index("ix_provisions_law_id_kind", "law_id", "kind"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    law_id: Mapped[int] = mapped_column(ForeignKey("laws.id", ondelete="CASCADE"), index=True)
+    key: Mapped[str] = mapped_column(String(255))
+    kind: Mapped[str] = mapped_column(String(32))
+    number: Mapped[str | None] = mapped_column(String(64))
+    title: Mapped[str | None] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text, default="")
+    parent_id: Mapped[int | None] = mapped_column(ForeignKey("provisions.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    ordinal: Mapped[int] = mapped_column(Integer, default=0)
+
+
+# -- runs, links, reviews ----------------------------------------------------------------------------------------
+class RunRow(Base):
+    """One execution of a pipeline step (ingest, law-install, audit, map, alert, train …)."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_kind_started_at", "kind", "started_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    model: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column()
+    duration_s: Mapped[float | None] = mapped_column(Float)
+    status: Mapped[str] = mapped_column(String(16), default="running", index=True)
+    error: Mapped[str | None] = mapped_column(Text)
+    stats: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class LinkRow(Base):
+    """A scored paragraph ↔ provision link proposed by a run. Never updated: reviews add rows."""
+
+    __tablename__ = "links"
+    __table_args__ = (Index("ix_links_run_id_paragraph_id", "run_id", "paragraph_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    paragraph_id: Mapped[int] = mapped_column(ForeignKey("paragraphs.id", ondelete="CASCADE"), index=True)
+    provision_id: Mapped[int] = mapped_column(ForeignKey("provisions.id", ondelete="CASCADE"), index=True)
+    method: Mapped[str] = mapped_column(String(64))
+    score: Mapped[float] = mapped_column(Float)
+    rank: Mapped[int | None] = mapped_column(Integer)
+    evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="proposed")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ReviewRow(Base):
+    """A reviewer's decision on a link. Append-only: the latest row is the link's current status."""
+
+    __tablename__ = "reviews"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    link_id: Mapped[int] = mapped_column(ForeignKey("links.id", ondelete="CASCADE"), index=True)
+    decision: Mapped[str] = mapped_column(String(16))
+    reviewer: Mapped[str] = mapped_column(String(255))
+    comment: Mapped[str | None] = mapped_column(Text)
+    decided_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# -- alerts ------------------------------------------------------------------------------------------------------
+class AlertRow(Base):
+    """A control (paragraph) that a newly arrived law (or one of its provisions) probably concerns."""
+
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    law_id: Mapped[int] = mapped_column(ForeignKey("laws.id", ondelete="CASCADE"), index=True)
+    provision_id: Mapped[int | None] = mapped_column(
+        ForeignKey("provisions.id", ondelete="CASCADE"), index=True
+    )
+    paragraph_id: Mapped[int] = mapped_column(ForeignKey("paragraphs.id", ondelete="CASCADE"), index=True)
+    score: Mapped[float] = mapped_column(Float)
+    rank: Mapped[int | None] = mapped_column(Integer)
+    evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="open", index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AlertAcknowledgementRow(Base):
+    """Who acknowledged an alert, when, and why. Append-only."""
+
+    __tablename__ = "alert_acknowledgements"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"), index=True)
+    by: Mapped[str] = mapped_column(String(255))
+    comment: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# -- audit log ---------------------------------------------------------------------------------------------------
+class AuditLogRow(Base):
+    """One mutation made through the repository: who did what to which object."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_log_target_type_target_id", "target_type", "target_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    actor: Mapped[str] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(64), index=True)
+    target_type: Mapped[str | None] = mapped_column(String(64))
+    target_id: Mapped[str | None] = mapped_column(String(255))
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+__all__ = [
+    "ALERT_STATUSES",
+    "LINK_STATUSES",
+    "NAMING_CONVENTION",
+    "RUN_STATUSES",
+    "AlertAcknowledgementRow",
+    "AlertRow",
+    "AuditLogRow",
+    "Base",
+    "Document",
+    "DocumentVersion",
+    "LawRow",
+    "LinkRow",
+    "ParagraphRow",
+    "ProvisionRow",
+    "ReviewRow",
+    "RunRow",
+]

@@ -1,0 +1,129 @@
+"""Engines and Alembic, driven from code: no ``alembic.ini`` is needed anywhere.
+
+The migration scripts live in the package (``compliance/migrations``); :func:`alembic_config` points Alembic
+at them and hands it an open connection, so the same code works for SQLite files, in-memory databases and
+PostgreSQL (including a ``search_path`` set through the URL's ``options``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy.engine import Connection, Engine
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+
+
+def create_engine_for(url: str, *, echo: bool = False) -> Engine:
+    """Create an engine for ``url``; for SQLite files create the parent folder and turn foreign keys on.
+
+    Raises:
+        StoreError: when the URL is malformed or its driver is not installed.
+    """
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    from compliance.errors import MissingDependencyError, StoreError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError as e:
+        raise StoreError(f"invalid database URL {url!r}: {e}") from e
+    kwargs: dict[str, Any] = {"echo": echo, "future": True}
+    is_sqlite = parsed.get_backend_name() == "sqlite"
+    if is_sqlite:
+        database = parsed.database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    else:
+        kwargs["pool_pre_ping"] = True
+    try:
+        engine = create_engine(parsed, **kwargs)
+    except NoSuchModuleError as e:
+        raise StoreError(f"no SQLAlchemy dialect for {parsed.drivername!r}: {e}") from e
+    except ModuleNotFoundError as e:
+        if parsed.get_backend_name() == "postgresql":
+            raise MissingDependencyError.for_extra("postgres", "psycopg") from e
+        raise StoreError(f"the driver for {parsed.drivername!r} is not installed: {e}") from e
+    if is_sqlite:
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+    return engine
+
+
+def configure_options(connection: Connection) -> dict[str, Any]:
+    """Alembic context options shared by ``env.py`` and :func:`schema_diff` (so both compare alike)."""
+    from compliance.store.models import Base
+
+    return {
+        "target_metadata": Base.metadata,
+        "render_as_batch": connection.dialect.name == "sqlite",
+        "compare_type": True,
+    }
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic :class:`~alembic.config.Config` for the package's migrations.
+
+    Args:
+        connection: the connection the migration runs on (``env.py`` uses it instead of creating an engine).
+    """
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("version_path_separator", "os")
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head_revision() -> str:
+    """The newest migration revision shipped with the package."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships migrations
+        raise RuntimeError("no Alembic revisions found in compliance/migrations/versions")
+    return head
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The revision the database is at (``None`` for a database never migrated)."""
+    from alembic.runtime.migration import MigrationContext
+
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(connection: Connection, revision: str = "head") -> None:
+    """Run the migrations up to ``revision`` on ``connection`` (the caller commits)."""
+    from alembic import command
+
+    command.upgrade(alembic_config(connection), revision)
+
+
+def downgrade(connection: Connection, revision: str) -> None:
+    """Run the migrations down to ``revision`` (``"base"`` removes every table) on ``connection``."""
+    from alembic import command
+
+    command.downgrade(alembic_config(connection), revision)
+
+
+def schema_diff(connection: Connection) -> list[Any]:
+    """What ``alembic check`` reports: differences between the ORM models and the database (``[]`` if none)."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    from compliance.store.models import Base
+
+    ctx = MigrationContext.configure(connection, opts=configure_options(connection))
+    return list(compare_metadata(ctx, Base.metadata))
