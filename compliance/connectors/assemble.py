@@ -1,0 +1,300 @@
+"""From connector blocks to a :class:`ParsedDocument`: lists with lead-ins, splitting, merging, offsets.
+
+Every connector turns its format into a flat sequence of :class:`Block` (headings, paragraphs, list items, table
+rows, in reading order). :func:`assemble` does the rest, identically for every format:
+
+1. headings build the ``heading_path`` of what follows (a heading of level *n* closes those of level >= *n*);
+2. consecutive list items become one ``"list"`` segment, together with the lead-in paragraph right before them
+   when that paragraph ends with ``":"``;
+3. the document text is the segments (and headings) joined with blank lines;
+4. segments over the token budget are split — lists between items, paragraphs between sentences, a single
+   over-long sentence between words — and very short paragraphs are merged with a neighbour of the same
+   section. Every paragraph is a span of the document text, so ``doc.text[p.char_start:p.char_end] == p.text``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Literal
+
+from compliance.connectors.config import TOKEN_RE, SplitConfig, count_tokens
+from compliance.connectors.model import Paragraph, ParagraphKind, ParsedDocument
+
+BlockKind = Literal["paragraph", "heading", "list-item", "table-row"]
+
+_SPACE_RE = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
+_ZERO_WIDTH_RE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One reading-order unit produced by a connector.
+
+    Attributes:
+        kind: ``"heading"``, ``"paragraph"``, ``"list-item"`` or ``"table-row"``.
+        text: The text; newlines inside are kept as line breaks, runs of spaces are collapsed.
+        level: Heading level (1 = outermost; 0 = the document title, kept out of heading paths) or list
+            nesting depth (0 = top level).
+        page: 1-based page number (paginated formats only).
+        marker: List marker (``"-"``, ``"1."``, ``"a)"``); ``"-"`` when empty.
+    """
+
+    kind: BlockKind
+    text: str
+    level: int = 0
+    page: int | None = None
+    marker: str = ""
+
+
+def clean_text(text: str) -> str:
+    """Normalise spacing: drop zero-width characters and soft hyphens, collapse spaces, trim every line."""
+    text = _ZERO_WIDTH_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    lines = [_SPACE_RE.sub(" ", line).strip() for line in text.split("\n")]
+    return "\n".join(line for line in lines if line)
+
+
+@dataclass(slots=True)
+class _Segment:
+    kind: ParagraphKind
+    lines: list[str]
+    heading_path: tuple[str, ...]
+    page: int | None
+    section: int
+    start: int = 0
+    line_starts: list[int] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass(slots=True)
+class _Unit:
+    start: int
+    end: int
+    kind: ParagraphKind
+    heading_path: tuple[str, ...]
+    page: int | None
+    section: int
+    tokens: int
+
+
+def _segments(blocks: Iterable[Block]) -> list[_Segment]:
+    stack: list[tuple[int, str]] = []
+    section = 0
+    segments: list[_Segment] = []
+    in_list = False
+    for block in blocks:
+        text = clean_text(block.text)
+        if not text:
+            continue
+        path = tuple(t for _, t in stack)
+        if block.kind == "heading":
+            text = " ".join(text.split("\n"))
+            if block.level <= 0:  # the document title: in the text, not in any heading path
+                stack.clear()
+                path = ()
+            else:
+                while stack and stack[-1][0] >= block.level:
+                    stack.pop()
+                path = tuple(t for _, t in stack)
+                stack.append((block.level, text))
+            section += 1
+            segments.append(_Segment("heading", [text], path, block.page, section))
+            in_list = False
+            continue
+        if block.kind == "list-item":
+            marker = block.marker.strip() or "-"
+            indent = "  " * max(0, block.level)
+            line = indent + marker + " " + " ".join(text.split("\n"))
+            last = segments[-1] if segments else None
+            if in_list and last is not None and last.kind == "list":
+                last.lines.append(line)
+                continue
+            if (
+                last is not None
+                and last.kind == "paragraph"
+                and last.section == section
+                and len(last.lines) == 1
+                and last.lines[0].rstrip().endswith(":")
+            ):
+                last.kind = "list"
+                last.lines.append(line)
+            else:
+                segments.append(_Segment("list", [line], path, block.page, section))
+            in_list = True
+            continue
+        in_list = False
+        kind: ParagraphKind = "table-row" if block.kind == "table-row" else "paragraph"
+        if kind == "paragraph":
+            text = " ".join(text.split("\n")) if block.kind == "paragraph" else text
+        segments.append(_Segment(kind, [text], path, block.page, section))
+    return segments
+
+
+def _word_windows(text: str, start: int, end: int, budget: int) -> list[tuple[int, int]]:
+    """Split ``text[start:end]`` between tokens into pieces of at most ``budget`` tokens."""
+    pieces: list[tuple[int, int]] = []
+    tokens = list(TOKEN_RE.finditer(text, start, end))
+    for i in range(0, len(tokens), budget):
+        chunk = tokens[i : i + budget]
+        pieces.append((chunk[0].start(), chunk[-1].end()))
+    return pieces
+
+
+def _atoms(text: str, seg: _Segment, budget: int) -> list[tuple[int, int, int]]:
+    """Smallest pieces a segment may be split into: (start, end, tokens) with absolute offsets."""
+    from compliance.connectors.sentences import sentence_spans
+
+    if seg.kind == "list":
+        coarse = [(s, s + len(line)) for s, line in zip(seg.line_starts, seg.lines, strict=True)]
+    elif seg.kind == "table-row":
+        coarse = []
+        pos = seg.start
+        for part in text[seg.start : seg.start + len(seg.text)].split("; "):
+            coarse.append((pos, pos + len(part)))
+            pos += len(part) + 2
+    else:
+        coarse = [(seg.start, seg.start + len(seg.text))]
+    atoms: list[tuple[int, int, int]] = []
+    for start, end in coarse:
+        n = count_tokens(text[start:end])
+        if n <= budget:
+            atoms.append((start, end, n))
+            continue
+        for s_start, s_end in sentence_spans(text[start:end]):
+            a, b = start + s_start, start + s_end
+            m = count_tokens(text[a:b])
+            if m <= budget:
+                atoms.append((a, b, m))
+            else:
+                atoms.extend((x, y, count_tokens(text[x:y])) for x, y in _word_windows(text, a, b, budget))
+    return atoms
+
+
+def _split(text: str, seg: _Segment, config: SplitConfig) -> list[_Unit]:
+    end = seg.start + len(seg.text)
+    total = count_tokens(seg.text)
+    if total <= config.max_tokens:
+        return [_Unit(seg.start, end, seg.kind, seg.heading_path, seg.page, seg.section, total)]
+    units: list[_Unit] = []
+    cur: list[tuple[int, int, int]] = []
+    for atom in _atoms(text, seg, config.max_tokens):
+        if cur and sum(a[2] for a in cur) + atom[2] > config.max_tokens:
+            units.append(_pack(cur, seg))
+            cur = []
+        cur.append(atom)
+    if cur:
+        units.append(_pack(cur, seg))
+    return units
+
+
+def _pack(atoms: Sequence[tuple[int, int, int]], seg: _Segment) -> _Unit:
+    return _Unit(
+        atoms[0][0], atoms[-1][1], seg.kind, seg.heading_path, seg.page, seg.section, sum(a[2] for a in atoms)
+    )
+
+
+def _merge_short(units: list[_Unit], config: SplitConfig) -> list[_Unit]:
+    out: list[_Unit] = []
+    for unit in units:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.kind == "paragraph"
+            and unit.kind == "paragraph"
+            and prev.section == unit.section
+            and prev.heading_path == unit.heading_path
+            and (prev.end - prev.start < config.min_chars or unit.end - unit.start < config.min_chars)
+            and prev.tokens + unit.tokens <= config.max_tokens
+        ):
+            prev.end = unit.end
+            prev.tokens += unit.tokens
+            continue
+        out.append(unit)
+    return out
+
+
+def assemble(
+    blocks: Iterable[Block],
+    *,
+    data: bytes,
+    source: str,
+    media_type: str,
+    config: SplitConfig,
+    title: str | None = None,
+    pages: int | None = None,
+    metadata: dict[str, str] | None = None,
+) -> ParsedDocument:
+    """Build the parsed document from a connector's blocks.
+
+    Args:
+        blocks: Reading-order blocks from a connector.
+        data: The original bytes (for the checksum and size).
+        source: The file name or URI as given.
+        media_type: The document's media type.
+        config: Splitting choices.
+        title: Title from the format's metadata; when empty, the first heading, else the file name stem.
+        pages: Page count (paginated formats).
+        metadata: Extra connector metadata (string values).
+
+    Returns:
+        The parsed document, with paragraph offsets into its text.
+    """
+    segments = _segments(blocks)
+    parts: list[str] = []
+    pos = 0
+    for seg in segments:
+        if parts:
+            pos += 2
+        seg.start = pos
+        seg.line_starts = []
+        line_pos = pos
+        for line in seg.lines:
+            seg.line_starts.append(line_pos)
+            line_pos += len(line) + 1
+        parts.append(seg.text)
+        pos += len(seg.text)
+    text = "\n\n".join(parts)
+
+    units: list[_Unit] = []
+    for seg in segments:
+        if seg.kind == "heading":
+            if config.include_headings:
+                end = seg.start + len(seg.text)
+                units.append(_Unit(seg.start, end, "heading", seg.heading_path, seg.page, seg.section, 0))
+            continue
+        units.extend(_split(text, seg, config))
+    units = _merge_short(units, config)
+
+    paragraphs = tuple(
+        Paragraph(
+            ordinal=i,
+            text=text[u.start : u.end],
+            char_start=u.start,
+            char_end=u.end,
+            heading_path=u.heading_path,
+            page=u.page,
+            kind=u.kind,
+        )
+        for i, u in enumerate(units)
+    )
+    first_heading = next((s.lines[0] for s in segments if s.kind == "heading"), None)
+    resolved_title = (title or "").strip() or first_heading or PurePath(source).stem or source
+    meta = {"split_config": config.to_json()}
+    meta.update(metadata or {})
+    return ParsedDocument(
+        source=source,
+        media_type=media_type,
+        checksum=hashlib.sha256(data).hexdigest(),
+        title=resolved_title,
+        text=text,
+        paragraphs=paragraphs,
+        size_bytes=len(data),
+        pages=pages,
+        metadata=meta,
+    )

@@ -1,0 +1,311 @@
+"""Word (.docx) connector: body paragraphs and tables in reading order, via python-docx.
+
+Only the main document body is read, so page headers and footers (separate parts), footnotes and comments never
+appear. Text boxes, deleted text (tracked changes) and the fallback copy of alternate content are skipped.
+Heading styles (``Heading 1`` …, or an outline level) build the heading path; ``Title`` gives the document title.
+Numbered and bulleted paragraphs become list items with a marker computed from the numbering definitions.
+Tables are read row by row as ``"Header: value; Header: value"`` using the first row as header.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from compliance.connectors.assemble import Block, assemble
+from compliance.connectors.config import SplitConfig
+from compliance.connectors.model import ParsedDocument
+from compliance.connectors.safety import check_size, open_ooxml_zip
+from compliance.errors import DocumentError
+
+MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+_HEADING_RE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
+
+
+def _w(tag: str) -> str:
+    return f"{{{W}}}{tag}"
+
+
+_SKIP = {_w("txbxContent"), _w("del"), _w("moveFrom"), f"{{{MC}}}Fallback", _w("rPr"), _w("pPr")}
+_NESTED_BLOCKS = {_w("tbl")}
+
+
+def _val(el: Any, tag: str) -> str | None:
+    child = el.find(_w(tag)) if el is not None else None
+    return None if child is None else child.get(_w("val"))
+
+
+def run_text(el: Any, *, into_tables: bool = False) -> str:
+    """Visible text of a paragraph (or any element), skipping text boxes, deletions and fallbacks."""
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        for child in node:
+            tag = child.tag
+            if not isinstance(tag, str) or tag in _SKIP:
+                continue
+            if tag in _NESTED_BLOCKS and not into_tables:
+                continue
+            if tag == _w("t"):
+                out.append(child.text or "")
+            elif tag == _w("tab"):
+                out.append(" ")
+            elif tag in (_w("br"), _w("cr")):
+                out.append(" " if child.get(_w("type")) == "page" else "\n")
+            elif tag == _w("noBreakHyphen"):
+                out.append("-")
+            elif tag == _w("p") and out:
+                out.append("\n")
+                walk(child)
+            else:
+                walk(child)
+
+    walk(el)
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class _StyleInfo:
+    name: str
+    heading: int | None  # 0 = title, 1.. = heading level
+    num_id: str | None
+    ilvl: int
+
+
+class _Styles:
+    def __init__(self, document: Any) -> None:
+        self._raw: dict[str, tuple[str, str | None, Any]] = {}
+        self.default_id: str | None = None
+        for style in document.styles.element.findall(_w("style")):
+            sid = style.get(_w("styleId"))
+            if sid is None:
+                continue
+            name = _val(style, "name") or sid
+            self._raw[sid] = (name, _val(style, "basedOn"), style.find(_w("pPr")))
+            if style.get(_w("type")) == "paragraph" and style.get(_w("default")) in ("1", "true"):
+                self.default_id = sid
+        self._cache: dict[str | None, _StyleInfo] = {}
+
+    def info(self, style_id: str | None) -> _StyleInfo:
+        style_id = style_id or self.default_id
+        if style_id in self._cache:
+            return self._cache[style_id]
+        name = ""
+        heading: int | None = None
+        num_id: str | None = None
+        ilvl = 0
+        seen: set[str] = set()
+        sid = style_id
+        first = True
+        while sid is not None and sid in self._raw and sid not in seen:
+            seen.add(sid)
+            sname, based_on, ppr = self._raw[sid]
+            if first:
+                name = sname
+                first = False
+            if heading is None:
+                m = _HEADING_RE.match(sname.strip())
+                if sname.strip().lower() == "title":
+                    heading = 0
+                elif m:
+                    heading = int(m.group(1))
+                elif (lvl := _val(ppr, "outlineLvl")) is not None and lvl.isdigit() and int(lvl) < 9:
+                    heading = int(lvl) + 1
+            if num_id is None and ppr is not None and (numpr := ppr.find(_w("numPr"))) is not None:
+                num_id = _val(numpr, "numId")
+                ilvl = int(_val(numpr, "ilvl") or 0)
+            sid = based_on
+        result = _StyleInfo(name, heading, num_id, ilvl)
+        self._cache[style_id] = result
+        return result
+
+
+def _roman(n: int) -> str:
+    vals = [(1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl")]
+    vals += [(10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")]
+    out = ""
+    for v, s in vals:
+        while n >= v:
+            out += s
+            n -= v
+    return out
+
+
+def _letters(n: int) -> str:
+    out = ""
+    while n > 0:
+        n, r = divmod(n - 1, 26)
+        out = chr(ord("a") + r) + out
+    return out
+
+
+class _Numbering:
+    """Marker text for numbered paragraphs, with Word's per-list counters."""
+
+    def __init__(self, document: Any) -> None:
+        self._formats: dict[tuple[str, int], str] = {}
+        self._counters: dict[str, list[int]] = {}
+        try:
+            root = document.part.numbering_part.element
+        except (KeyError, NotImplementedError, AttributeError):  # pragma: no cover - no numbering part
+            return
+        abstract: dict[str, dict[int, str]] = {}
+        for an in root.findall(_w("abstractNum")):
+            levels: dict[int, str] = {}
+            for lvl in an.findall(_w("lvl")):
+                ilvl = lvl.get(_w("ilvl"))
+                if ilvl is not None and ilvl.isdigit():
+                    levels[int(ilvl)] = _val(lvl, "numFmt") or "decimal"
+            abstract[an.get(_w("abstractNumId")) or ""] = levels
+        for num in root.findall(_w("num")):
+            num_id = num.get(_w("numId"))
+            abs_id = _val(num, "abstractNumId")
+            if num_id is None or abs_id is None:
+                continue
+            for ilvl, fmt in abstract.get(abs_id, {}).items():
+                self._formats[(num_id, ilvl)] = fmt
+
+    def marker(self, num_id: str, ilvl: int, style_name: str) -> str:
+        fmt = self._formats.get((num_id, ilvl))
+        if fmt is None:
+            fmt = "decimal" if "number" in style_name.lower() else "bullet"
+        counters = self._counters.setdefault(num_id, [0] * 9)
+        ilvl = min(max(ilvl, 0), 8)
+        counters[ilvl] += 1
+        for deeper in range(ilvl + 1, 9):
+            counters[deeper] = 0
+        n = counters[ilvl]
+        if fmt == "decimal" or fmt.startswith("decimalZero"):
+            return f"{n}."
+        if fmt == "lowerLetter":
+            return f"{_letters(n)})"
+        if fmt == "upperLetter":
+            return f"{_letters(n).upper()}."
+        if fmt == "lowerRoman":
+            return f"{_roman(n)}."
+        if fmt == "upperRoman":
+            return f"{_roman(n).upper()}."
+        if fmt == "none":
+            return ""
+        return "-"
+
+
+def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | None:
+    text = run_text(p)
+    if not text.strip():
+        return None
+    ppr = p.find(_w("pPr"))
+    info = styles.info(_val(ppr, "pStyle"))
+    if info.name.lower().startswith("toc"):
+        return None
+    heading = info.heading
+    if (lvl := _val(ppr, "outlineLvl")) is not None and lvl.isdigit() and int(lvl) < 9:
+        heading = int(lvl) + 1
+    if heading is not None:
+        return Block("heading", text, level=heading)
+    num_id, ilvl = info.num_id, info.ilvl
+    numpr = ppr.find(_w("numPr")) if ppr is not None else None
+    if numpr is not None:
+        num_id = _val(numpr, "numId") or num_id
+        ilvl = int(_val(numpr, "ilvl") or ilvl)
+    if num_id is not None and num_id != "0":
+        return Block("list-item", text, level=ilvl, marker=numbering.marker(num_id, ilvl, info.name))
+    if info.name.lower().startswith("list bullet"):
+        return Block("list-item", text, level=0, marker="-")
+    return Block("paragraph", text)
+
+
+def _table_rows(tbl: Any) -> Iterator[Block]:
+    grid: list[list[str]] = []
+    for tr in tbl.findall(_w("tr")):
+        row: list[str] = []
+        for tc in tr.findall(_w("tc")):
+            tcpr = tc.find(_w("tcPr"))
+            span = int(_val(tcpr, "gridSpan") or 1) if tcpr is not None else 1
+            vmerge = tcpr.find(_w("vMerge")) if tcpr is not None else None
+            text = " ".join(run_text(tc, into_tables=True).split())
+            if vmerge is not None and vmerge.get(_w("val")) in (None, "continue") and grid:
+                col = len(row)
+                above = grid[-1]
+                text = above[col] if col < len(above) else text
+            row.append(text)
+            row.extend([""] * (span - 1))
+        if any(cell for cell in row):
+            grid.append(row)
+    if not grid:
+        return
+    header = grid[0]
+    if len(grid) == 1 or len(header) == 1:
+        for row in grid:
+            yield Block("table-row", "; ".join(c for c in row if c))
+        return
+    for row in grid[1:]:
+        parts = []
+        for i, cell in enumerate(row):
+            if not cell:
+                continue
+            key = header[i] if i < len(header) else ""
+            parts.append(f"{key}: {cell}" if key and key != cell else cell)
+        if parts:
+            yield Block("table-row", "; ".join(parts))
+
+
+def _body_blocks(container: Any, styles: _Styles, numbering: _Numbering) -> Iterator[Block]:
+    for child in container:
+        tag = child.tag
+        if tag == _w("p"):
+            block = _paragraph_block(child, styles, numbering)
+            if block is not None:
+                yield block
+        elif tag == _w("tbl"):
+            yield from _table_rows(child)
+        elif tag in (_w("sdt"), _w("customXml")):
+            content = child.find(_w("sdtContent")) if tag == _w("sdt") else child
+            if content is not None:
+                yield from _body_blocks(content, styles, numbering)
+
+
+def parse_docx(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
+    """Parse a .docx file.
+
+    Args:
+        data: The file's bytes.
+        source: File name or URI (for provenance and error messages).
+        config: Splitting choices and limits.
+
+    Returns:
+        The parsed document.
+
+    Raises:
+        DocumentError: Not a .docx, corrupt, or unsafe XML.
+        EncryptedDocumentError: Password-protected.
+        DocumentTooLargeError: Over the size limits or a zip bomb.
+    """
+    check_size(data, source, config)
+    open_ooxml_zip(data, source, config, "word/document.xml").close()
+    import docx
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+        styles = _Styles(document)
+        numbering = _Numbering(document)
+        blocks = list(_body_blocks(document.element.body, styles, numbering))
+        props = document.core_properties
+        title = props.title or ""
+        meta = {"connector": "docx"}
+        if props.author:
+            meta["author"] = props.author
+        if props.modified is not None:
+            meta["modified"] = props.modified.isoformat()
+    except DocumentError:
+        raise
+    except Exception as e:
+        raise DocumentError(source, f"the Word document could not be read: {type(e).__name__}: {e}") from e
+    return assemble(
+        blocks, data=data, source=source, media_type=MEDIA_TYPE, config=config, title=title, metadata=meta
+    )

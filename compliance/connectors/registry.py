@@ -1,0 +1,142 @@
+"""Which connector reads which file type, and the single entry points :func:`parse_bytes` / :func:`parse_path`.
+
+Connector modules (python-docx, pdfplumber, BeautifulSoup …) are imported only when a file of their type is
+parsed, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path, PurePath
+
+from compliance.connectors.config import SplitConfig
+from compliance.connectors.model import ParsedDocument
+from compliance.errors import ComplianceError, DocumentError, UnsupportedFormatError
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorSpec:
+    """A connector: its media type and the ``module:function`` that parses ``(data, source, config)``."""
+
+    name: str
+    media_type: str
+    target: str
+
+    def load(self) -> Callable[[bytes, str, SplitConfig], ParsedDocument]:
+        """Import and return the parse function."""
+        module, _, func = self.target.partition(":")
+        return getattr(import_module(module), func)  # type: ignore[no-any-return]
+
+
+_DOCX = ConnectorSpec(
+    "docx",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "compliance.connectors.docx_reader:parse_docx",
+)
+_PDF = ConnectorSpec("pdf", "application/pdf", "compliance.connectors.pdf_reader:parse_pdf")
+_TEXT = ConnectorSpec("text", "text/plain", "compliance.connectors.text_reader:parse_text")
+_MD = ConnectorSpec("markdown", "text/markdown", "compliance.connectors.text_reader:parse_markdown")
+_HTML = ConnectorSpec("html", "text/html", "compliance.connectors.html_reader:parse_html")
+
+CONNECTORS: dict[str, ConnectorSpec] = {
+    ".docx": _DOCX,
+    ".pdf": _PDF,
+    ".txt": _TEXT,
+    ".text": _TEXT,
+    ".md": _MD,
+    ".markdown": _MD,
+    ".html": _HTML,
+    ".htm": _HTML,
+    ".xhtml": _HTML,
+}
+
+SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(CONNECTORS)
+
+_BY_MEDIA_TYPE = {spec.media_type: ext for ext, spec in reversed(CONNECTORS.items())}
+_BY_MEDIA_TYPE["application/xhtml+xml"] = ".xhtml"
+
+
+def extension_for_media_type(media_type: str | None) -> str | None:
+    """The file extension a connector uses for a media type (``"application/pdf"`` → ``".pdf"``), or None."""
+    if not media_type:
+        return None
+    return _BY_MEDIA_TYPE.get(media_type.split(";")[0].strip().lower())
+
+
+def connector_for(filename: str, *, media_type: str | None = None) -> ConnectorSpec:
+    """The connector for a file name (by extension, case-insensitive), else for ``media_type``.
+
+    Raises:
+        UnsupportedFormatError: Neither the extension nor the media type is supported.
+    """
+    ext = PurePath(filename).suffix.lower()
+    spec = CONNECTORS.get(ext)
+    if spec is None:
+        by_type = extension_for_media_type(media_type)
+        if by_type is not None:
+            return CONNECTORS[by_type]
+        if ext == ".doc":
+            hint = "legacy .doc files are not supported; save the document as .docx"
+        else:
+            hint = f"supported extensions: {', '.join(sorted(SUPPORTED_EXTENSIONS))}"
+        raise UnsupportedFormatError(filename, f"unsupported file type {ext or '(no extension)'!r}; {hint}")
+    return spec
+
+
+def parse_bytes(
+    data: bytes, filename: str, *, config: SplitConfig | None = None, media_type: str | None = None
+) -> ParsedDocument:
+    """Parse a document from its bytes.
+
+    Args:
+        data: The file content.
+        filename: File name or URI; its extension chooses the connector and it becomes ``source``.
+        config: Splitting choices and limits (default :class:`SplitConfig()`).
+        media_type: Used to choose the connector when the file name has no supported extension.
+
+    Returns:
+        The parsed document with its paragraphs.
+
+    Raises:
+        UnsupportedFormatError: The file type is not supported.
+        EncryptedDocumentError: The document is password-protected.
+        DocumentTooLargeError: Over the size/page limits, or a zip bomb.
+        DocumentError: Anything else that makes the file unreadable (empty, corrupt, unsafe).
+    """
+    config = config or SplitConfig()
+    spec = connector_for(filename, media_type=media_type)
+    parse = spec.load()
+    try:
+        return parse(bytes(data), filename, config)
+    except ComplianceError:
+        raise
+    except (MemoryError, RecursionError) as e:
+        raise DocumentError(filename, f"the document is too complex to parse ({type(e).__name__})") from e
+    except Exception as e:  # a third-party parser failing on untrusted input
+        raise DocumentError(filename, f"the {spec.name} parser failed: {type(e).__name__}: {e}") from e
+
+
+def parse_path(path: Path | str, *, config: SplitConfig | None = None) -> ParsedDocument:
+    """Read and parse a document file; ``source`` is the path as given.
+
+    Raises:
+        DocumentError: The file cannot be read, or any error of :func:`parse_bytes`.
+    """
+    path = Path(path)
+    config = config or SplitConfig()
+    connector_for(path.name)  # fail on the type before reading the bytes
+    try:
+        size = path.stat().st_size
+        limit = config.resolved_max_bytes()
+        if size > limit:
+            from compliance.errors import DocumentTooLargeError
+
+            raise DocumentTooLargeError(
+                str(path), f"the file has {size:,} bytes, more than the limit of {limit:,}"
+            )
+        data = path.read_bytes()
+    except OSError as e:
+        raise DocumentError(str(path), f"cannot read the file: {e.strerror or e}") from e
+    return parse_bytes(data, str(path), config=config)

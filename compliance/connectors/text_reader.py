@@ -1,0 +1,221 @@
+"""Plain-text and Markdown connectors.
+
+Plain text: paragraphs are separated by blank lines and their lines re-flowed; lines starting with a bullet or
+an enumerator are list items; a short single-line block without final punctuation that is numbered
+(``"2.1 Scope"``), written in capitals, or underlined with ``===``/``---`` is a heading.
+
+Markdown (markdown-it-py, CommonMark + tables): ``#`` headings build the heading path, lists (with their
+lead-in sentence) and table rows are kept as in the other connectors; code blocks and raw HTML are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from compliance.connectors.assemble import Block, assemble
+from compliance.connectors.config import SplitConfig
+from compliance.connectors.model import ParsedDocument
+from compliance.connectors.safety import check_size
+from compliance.errors import DocumentError
+
+_LIST_RE = re.compile(r"^(\s*)([-*•▪◦●–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\(?[ivxIVX]{1,5}[.)])\s+(\S.*)$")
+_NUMBERED_HEADING_RE = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
+_UNDERLINE_RE = re.compile(r"^(=+|-+)\s*$")
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """Decode text bytes: BOM-aware UTF-8/UTF-16, else UTF-8, else Windows-1252.
+
+    Raises:
+        DocumentError: The bytes look binary (NUL bytes without a UTF-16 BOM).
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16")
+    if b"\x00" in data[:8192]:
+        raise DocumentError(source, "the file looks binary (contains NUL bytes), not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def _is_heading_line(line: str) -> int | None:
+    """Heading level of a lone short line (numbered like "2.1 Scope" or in capitals), or None."""
+    stripped = line.strip()
+    words = stripped.split()
+    if not words or len(words) > 12 or stripped[-1] in ".,;:!?":
+        return None
+    m = _NUMBERED_HEADING_RE.match(stripped)
+    if m:
+        return m.group(1).count(".") + 1
+    letters = [c for c in stripped if c.isalpha()]
+    if len(letters) > 2 and all(c.isupper() for c in letters):
+        return 1
+    return None
+
+
+def plain_blocks(text: str) -> Iterator[Block]:
+    """Blocks of a plain-text document."""
+    chunks = re.split(r"\n[ \t]*\n", text.replace("\r\n", "\n").replace("\r", "\n"))
+    for chunk in chunks:
+        lines = [line.rstrip() for line in chunk.split("\n") if line.strip()]
+        if not lines:
+            continue
+        if len(lines) == 2 and _UNDERLINE_RE.match(lines[1].strip()):
+            yield Block("heading", lines[0], level=1 if lines[1].strip()[0] == "=" else 2)
+            continue
+        if len(lines) == 1 and (level := _is_heading_line(lines[0])) is not None:
+            yield Block("heading", lines[0], level=level)
+            continue
+        para: list[str] = []
+        item: list[str] | None = None
+        item_meta: tuple[int, str] = (0, "-")
+        for line in lines:
+            m = _LIST_RE.match(line)
+            if m:
+                if para:
+                    yield Block("paragraph", " ".join(para))
+                    para = []
+                if item is not None:
+                    yield Block("list-item", " ".join(item), level=item_meta[0], marker=item_meta[1])
+                indent = len(m.group(1).expandtabs(4))
+                marker = "-" if m.group(2) in ("*", "•", "▪", "◦", "●", "–") else m.group(2)
+                item = [m.group(3)]
+                item_meta = (indent // 2, marker)
+            elif item is not None:
+                item.append(line.strip())
+            else:
+                para.append(line.strip())
+        if item is not None:
+            yield Block("list-item", " ".join(item), level=item_meta[0], marker=item_meta[1])
+        if para:
+            yield Block("paragraph", " ".join(para))
+
+
+def parse_text(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
+    """Parse a plain-text file (see the module docstring for the rules)."""
+    check_size(data, source, config)
+    text = decode_text(data, source)
+    blocks = list(plain_blocks(text))
+    return assemble(
+        blocks,
+        data=data,
+        source=source,
+        media_type="text/plain",
+        config=config,
+        metadata={"connector": "text"},
+    )
+
+
+def _inline_text(token: Any) -> str:
+    out: list[str] = []
+    for child in token.children or []:
+        if child.type in ("text", "code_inline"):
+            out.append(child.content)
+        elif child.type == "softbreak":
+            out.append(" ")
+        elif child.type == "hardbreak":
+            out.append("\n")
+        elif child.type == "image":
+            out.append(child.content or "")
+    return "".join(out)
+
+
+def markdown_blocks(text: str) -> tuple[list[Block], str]:
+    """Blocks of a Markdown document, and the text of its first level-1 heading ("" if none)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    tokens = md.parse(text)
+    blocks: list[Block] = []
+    title = ""
+    list_stack: list[list[Any]] = []  # per open list: [ordered, next number]
+    item_markers: list[tuple[int, str]] = []
+    item_open = 0
+    item_has_text: list[bool] = []
+    row: list[str] = []
+    header: list[str] = []
+    in_head = False
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        t = tok.type
+        if t == "heading_open":
+            content = _inline_text(tokens[i + 1])
+            level = int(tok.tag[1])
+            if level == 1 and not title:
+                title = content
+            blocks.append(Block("heading", content, level=level))
+            i += 3
+            continue
+        if t in ("bullet_list_open", "ordered_list_open"):
+            start = int(tok.attrGet("start") or 1) if t == "ordered_list_open" else 0
+            list_stack.append([t == "ordered_list_open", start])
+        elif t in ("bullet_list_close", "ordered_list_close"):
+            list_stack.pop()
+        elif t == "list_item_open":
+            ordered, n = list_stack[-1]
+            marker = f"{n}." if ordered else "-"
+            if ordered:
+                list_stack[-1][1] = n + 1
+            item_markers.append((len(list_stack) - 1, marker))
+            item_has_text.append(False)
+            item_open += 1
+        elif t == "list_item_close":
+            item_markers.pop()
+            item_has_text.pop()
+            item_open -= 1
+        elif t == "inline" and item_open:
+            level, marker = item_markers[-1]
+            content = _inline_text(tok)
+            if item_has_text[-1] and blocks and blocks[-1].kind == "list-item":
+                prev = blocks[-1]
+                blocks[-1] = Block(
+                    "list-item", prev.text + " " + content, level=prev.level, marker=prev.marker
+                )
+            else:
+                blocks.append(Block("list-item", content, level=level, marker=marker))
+                item_has_text[-1] = True
+        elif t == "thead_open":
+            in_head = True
+        elif t == "thead_close":
+            in_head = False
+        elif t == "tr_open":
+            row = []
+        elif t in ("th_open", "td_open"):
+            row.append(_inline_text(tokens[i + 1]) if tokens[i + 1].type == "inline" else "")
+        elif t == "tr_close":
+            if in_head:
+                header = row
+            else:
+                parts = [
+                    f"{header[j]}: {cell}" if j < len(header) and header[j] else cell
+                    for j, cell in enumerate(row)
+                    if cell
+                ]
+                if parts:
+                    blocks.append(Block("table-row", "; ".join(parts)))
+        elif t == "table_close":
+            header = []
+        elif t == "inline" and tokens[i - 1].type == "paragraph_open":
+            blocks.append(Block("paragraph", _inline_text(tok)))
+        i += 1
+    return blocks, title
+
+
+def parse_markdown(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
+    """Parse a Markdown file (see the module docstring for the rules)."""
+    check_size(data, source, config)
+    text = decode_text(data, source)
+    blocks, title = markdown_blocks(text)
+    return assemble(
+        blocks,
+        data=data,
+        source=source,
+        media_type="text/markdown",
+        config=config,
+        title=title,
+        metadata={"connector": "markdown"},
+    )
