@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-ProvisionKind = Literal["chapter", "section", "article", "paragraph", "point", "recital", "annex"]
+# "part" (added for UK Acts and EU titles) groups chapters, like a chapter groups sections.
+ProvisionKind = Literal["part", "chapter", "section", "article", "paragraph", "point", "recital", "annex"]
 Jurisdiction = Literal["EU", "UK", "INT", "OTHER"]
 
 
