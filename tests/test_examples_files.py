@@ -1,0 +1,237 @@
+"""The sample documents in examples/ and the hand-written evaluation data in compliance/evaluation/data/.
+
+The documents are opened with python-docx and pdfplumber directly (not the project's connectors), so these tests
+check the files themselves: that they open, carry the header/footer a real policy has, still match their Markdown
+sources, rebuild deterministically, and contain the phrases the ePrivacy alert expectations refer to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import re
+import sys
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO_ROOT / "examples"
+DATA = REPO_ROOT / "compliance" / "evaluation" / "data"
+HEADER_LINE = "Northwind Logistics — Internal — v2.1"
+
+EXPECTED = {
+    "information-security-policy.docx",
+    "data-retention-schedule.pdf",
+    "incident-and-breach-response-procedure.docx",
+    "privacy-notice.pdf",
+    "vendor-dpa-checklist.docx",
+    "access-control-standard.pdf",
+    "electronic-communications-marketing-policy.docx",
+}
+FOOTER_RE = re.compile(r"^NWL-[A-Z]+-\d{3} — Page (\d+) of (\d+)$")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("**", "").split())
+
+
+@cache
+def builder() -> ModuleType:
+    """examples/build_examples.py imported by path (examples/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("build_examples", EXAMPLES / "build_examples.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["build_examples"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@cache
+def docx_units(name: str) -> tuple[tuple[str, str], ...]:
+    """(style or "table-row", text) for every non-empty body paragraph and table row, in document order."""
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    document = docx.Document(str(EXAMPLES / name))
+    units: list[tuple[str, str]] = []
+    for item in document.iter_inner_content():
+        if isinstance(item, Paragraph):
+            if item.text.strip():
+                units.append((item.style.name if item.style is not None else "", _norm(item.text)))
+        elif isinstance(item, Table):
+            for row in item.rows:
+                units.append(("table-row", " | ".join(_norm(c.text) for c in row.cells)))
+    return tuple(units)
+
+
+@cache
+def pdf_pages(name: str) -> tuple[str, ...]:
+    """Raw text of every page of a PDF."""
+    import pdfplumber
+
+    with pdfplumber.open(EXAMPLES / name) as pdf:
+        return tuple(page.extract_text() or "" for page in pdf.pages)
+
+
+@cache
+def pdf_units(name: str) -> tuple[str, ...]:
+    """The text outside tables (header and footer lines removed, pages joined), then one unit per table row."""
+    import pdfplumber
+
+    body: list[str] = []
+    units: list[str] = []
+    with pdfplumber.open(EXAMPLES / name) as pdf:
+        for page in pdf.pages:
+            tables = page.find_tables()
+            boxes = [t.bbox for t in tables]
+
+            def outside(
+                obj: dict[str, object], boxes: list[tuple[float, float, float, float]] = boxes
+            ) -> bool:
+                x = (float(obj["x0"]) + float(obj["x1"])) / 2  # type: ignore[arg-type]
+                y = (float(obj["top"]) + float(obj["bottom"])) / 2  # type: ignore[arg-type]
+                return not any(x0 <= x <= x1 and top <= y <= bottom for x0, top, x1, bottom in boxes)
+
+            lines = (page.filter(outside).extract_text() or "").splitlines()
+            assert lines[0].strip() == HEADER_LINE
+            assert FOOTER_RE.match(lines[-1].strip())
+            body.append(_norm(" ".join(lines[1:-1])))
+            for table in tables:
+                for row in table.extract():
+                    units.append(" | ".join(_norm(cell or "") for cell in row))
+    return (" ".join(body), *units)
+
+
+def document_text(name: str) -> str:
+    if name.endswith(".docx"):
+        return " \n ".join(text for _, text in docx_units(name))
+    return " \n ".join(pdf_units(name))
+
+
+def test_all_examples_exist_with_sources() -> None:
+    present = {p.name for p in EXAMPLES.iterdir() if p.suffix in {".docx", ".pdf"}}
+    assert present == EXPECTED
+    sources = {p.stem for p in (EXAMPLES / "src").glob("*.md")}
+    assert sources == {Path(n).stem for n in EXPECTED}
+    kinds = Counter(Path(n).suffix for n in EXPECTED)
+    assert kinds == {".docx": 4, ".pdf": 3}
+    assert (EXAMPLES / "README.md").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.endswith(".docx")))
+def test_docx_opens_with_structure_header_and_footer(name: str) -> None:
+    import docx
+
+    document = docx.Document(str(EXAMPLES / name))
+    styles = Counter(style for style, _ in docx_units(name))
+    assert styles["Title"] == 1
+    assert styles["Heading 1"] >= 5
+    assert styles["Normal"] >= 10
+    assert styles["List Bullet"] + styles["List Number"] >= 3
+    assert styles["table-row"] >= 10  # document-control table + at least one content table
+    assert document.sections[0].header.paragraphs[0].text == HEADER_LINE
+    footer_xml = document.sections[0].footer._element.xml
+    assert " PAGE " in footer_xml and " NUMPAGES " in footer_xml
+    props = document.core_properties
+    assert props.title == docx_units(name)[0][1]
+    assert props.author == "Northwind Logistics B.V."
+    assert props.created is not None and props.created.year == 2025
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.endswith(".pdf")))
+def test_pdf_opens_with_header_and_page_n_of_m_on_every_page(name: str) -> None:
+    import pdfplumber
+
+    pages = pdf_pages(name)
+    assert len(pages) >= 2
+    for number, text in enumerate(pages, start=1):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        assert lines[0] == HEADER_LINE
+        match = FOOTER_RE.match(lines[-1])
+        assert match is not None, lines[-1]
+        assert (int(match.group(1)), int(match.group(2))) == (number, len(pages))
+    with pdfplumber.open(EXAMPLES / name) as pdf:
+        assert pdf.metadata["Author"] == "Northwind Logistics B.V."
+        title = pdf.metadata["Title"]
+    assert pages[0].splitlines()[1].startswith(title[:30])
+
+
+def test_committed_files_match_their_sources() -> None:
+    """Every paragraph, list item and table cell of each source appears in the committed file, in order."""
+    build = builder()
+    for source in build.load_sources():
+        name = f"{source.name}.{source.fmt}"
+        text = document_text(name)
+        position = 0
+        for block in source.blocks:
+            pieces = (
+                [block.text]
+                if block.kind in ("h1", "h2", "para")
+                else block.items
+                if block.kind in ("bullets", "numbers")
+                else [cell for row in block.rows for cell in row]
+            )
+            for piece in pieces:
+                found = text.find(_norm(piece), position if block.kind != "table" else 0)
+                assert found >= 0, f"{name}: {piece[:60]!r} missing or out of order; run build_examples.py"
+                if block.kind != "table":
+                    position = found
+
+
+def test_paragraph_budget() -> None:
+    """150–300 retrieval units (body paragraphs, list groups, table rows) across all documents."""
+    units = 0
+    for source in builder().load_sources():
+        for block in source.blocks:
+            if block.kind in ("para", "bullets", "numbers"):
+                units += 1
+            elif block.kind == "table":
+                units += len(block.rows) - 1
+    assert 150 <= units <= 300
+
+
+def test_rebuild_is_deterministic(tmp_path: Path) -> None:
+    build = builder()
+    first = build.build_all(tmp_path / "a")
+    second = build.build_all(tmp_path / "b")
+    digests = [hashlib.sha256(p.read_bytes()).hexdigest() for p in first]
+    assert digests == [hashlib.sha256(p.read_bytes()).hexdigest() for p in second]
+    assert {p.name for p in first} == EXPECTED
+
+
+# ------------------------------------------------------------------------------------ ePrivacy expectations
+
+
+def test_eprivacy_expectation_phrases_identify_one_paragraph_each() -> None:
+    expectations = json.loads((DATA / "eprivacy_expectations.json").read_text(encoding="utf-8"))
+    assert expectations["law"] == "eprivacy"
+    must, must_not = expectations["must_alert"], expectations["must_not_alert"]
+    assert len(must) >= 20 and len(must_not) >= 10
+    topics = {entry["topic"] for entry in must}
+    assert {
+        "cookies",
+        "marketing e-mail/SMS",
+        "traffic data",
+        "location data",
+        "breach notification",
+    } <= topics
+    assert "unsolicited calls" in topics
+    assert {"clean desk", "identity badges", "expense approvals", "business continuity"} <= {
+        entry["topic"] for entry in must_not
+    }
+    texts = {name: document_text(name) for name in EXPECTED}
+    for entry in must + must_not:
+        assert entry["document"] in EXPECTED
+        phrase = entry["phrase"]
+        hits = {name: text.count(phrase) for name, text in texts.items() if phrase in text}
+        assert hits == {entry["document"]: 1}, (phrase, hits)
+    for entry in must:
+        assert entry["eprivacy_articles"] and all(1 <= a <= 21 for a in entry["eprivacy_articles"])
+    for entry in must_not:
+        assert entry["eprivacy_articles"] == []
