@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,9 @@ def gdpr_xml(shared_data: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     """Every test gets its own COMPLIANCE_HOME so nothing leaks into ~/.local/share."""
     from compliance.settings import reset_settings
 
@@ -50,3 +53,17 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     reset_settings()
     yield
     reset_settings()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """An empty ``compliance.store.Store`` migrated to head, on SQLite and on PostgreSQL (a fresh schema per
+    test; skipped when the server is unreachable, a failure when the CI variable is set)."""
+    from compliance.store.testing import migrated_store, postgres_unavailable_reason
+
+    if request.param == "postgresql" and (reason := postgres_unavailable_reason()):
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with migrated_store(request.param, tmp_path) as s:
+        yield s

@@ -187,14 +187,14 @@ class Store:
         return schema.head_revision()
 
     def is_empty(self) -> bool:
-        """True when the database has none of the store's tables and no Alembic version."""
+        """True when none of the store's tables exist (an empty ``alembic_version`` table may)."""
         from sqlalchemy import inspect
 
         from compliance.store.models import Base
 
         with self.engine.connect() as connection:
             names = set(inspect(connection).get_table_names())
-        return not (names & ({"alembic_version"} | set(Base.metadata.tables)))
+        return not (names & set(Base.metadata.tables))
 
     def ensure_schema(self, *, auto_upgrade: bool = True) -> None:
         """Make sure the database is at head.

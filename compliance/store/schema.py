@@ -50,12 +50,18 @@ def create_engine_for(url: str, *, echo: bool = False) -> Engine:
             raise MissingDependencyError.for_extra("postgres", "psycopg") from e
         raise StoreError(f"the driver for {parsed.drivername!r} is not installed: {e}") from e
     if is_sqlite:
-
+        # SQLAlchemy's recipe for pysqlite: let SQLAlchemy emit BEGIN itself, so that DDL is transactional
+        # (a migration applies completely or not at all) and a transaction costs one fsync, not one per DDL.
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+        def _sqlite_connect(dbapi_connection: Any, connection_record: Any) -> None:
+            dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(connection: Any) -> None:
+            connection.exec_driver_sql("BEGIN")
 
     return engine
 

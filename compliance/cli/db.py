@@ -1,0 +1,81 @@
+"""``compliance db``: create and migrate the database; :func:`open_store` for the other commands."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from compliance.cli.options import database_option, echo_json, json_option
+
+if TYPE_CHECKING:
+    from compliance.store import Store
+
+
+def open_store(database_url: str | None, *, auto_upgrade: bool = True) -> Store:
+    """The store for a command: ``--database`` / ``COMPLIANCE_DATABASE_URL`` / SQLite in the data home.
+
+    An empty database is created (migrated to head) on the spot, so that a first ``compliance ingest`` just
+    works; a database at an older schema revision is left alone and the command fails with a message saying to
+    run ``compliance db upgrade``.
+    """
+    from compliance.store import Store
+
+    store = Store(database_url)
+    store.ensure_schema(auto_upgrade=auto_upgrade)
+    return store
+
+
+@click.group()
+def db() -> None:
+    """Database administration: migrations (Alembic, shipped inside the package)."""
+
+
+@db.command()
+@click.option("--revision", default="head", show_default=True, help="Target revision.")
+@database_option
+def upgrade(revision: str, database_url: str | None) -> None:
+    """Create the tables or migrate them to the newest schema (safe to run again)."""
+    from compliance.store import Store
+
+    store = Store(database_url)
+    before = store.current_revision()
+    store.upgrade(revision)
+    after = store.current_revision()
+    if before == after:
+        click.echo(f"{store!r}: already at revision {after}")
+    else:
+        click.echo(f"{store!r}: upgraded {before or '(empty)'} -> {after}")
+
+
+@db.command()
+@database_option
+@json_option
+def current(database_url: str | None, as_json: bool) -> None:
+    """Show the schema revision of the database and the newest one this version ships."""
+    from compliance.store import Store
+
+    store = Store(database_url)
+    current_rev = store.current_revision()
+    head = store.head_revision()
+    info = {"database": repr(store), "current": current_rev, "head": head, "up_to_date": current_rev == head}
+    if as_json:
+        echo_json(info)
+        return
+    click.echo(f"database: {info['database']}")
+    click.echo(f"current:  {current_rev or '(empty: run `compliance db upgrade`)'}")
+    click.echo(f"head:     {head}{'' if current_rev == head else '  (upgrade needed)'}")
+
+
+@db.command()
+@database_option
+def check(database_url: str | None) -> None:
+    """Compare the database schema with the models (like ``alembic check``); exit 1 on any difference."""
+    from compliance.store import Store
+
+    diffs = Store(database_url).schema_diff()
+    if diffs:
+        for d in diffs:
+            click.echo(f"difference: {d}", err=True)
+        raise click.exceptions.Exit(1)
+    click.echo("the database schema matches the models")
