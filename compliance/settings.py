@@ -41,6 +41,10 @@ class Settings(BaseSettings):
     download_timeout: float = Field(default=60.0, description="Seconds per HTTP request.")
     download_retries: int = Field(default=3, ge=0, le=10)
     max_document_bytes: int = Field(default=50 * 1024 * 1024, description="Largest accepted document.")
+    webhook_url: str | None = Field(default=None, description="Alert notifications: JSON POST to this URL.")
+    webhook_secret: str | None = Field(
+        default=None, description="HMAC-SHA256 key for the X-Compliance-Signature header of webhook posts."
+    )
 
     @property
     def resolved_database_url(self) -> str:

