@@ -244,7 +244,8 @@ class _FormexReader:
     def read_annexes(self) -> None:
         for i, annex in enumerate(_descendants(self.root, "ANNEX"), start=1):
             ti = _child(annex, "TITLE")
-            heading = normalise_space(render(_child(ti, "TI"))) if ti is not None and _child(ti, "TI") else ""
+            ti_ti = _child(ti, "TI") if ti is not None else None
+            heading = normalise_space(render(ti_ti)) if ti_ti is not None else ""
             number = re.sub(r"^annex\s*", "", heading, flags=re.I).strip() or str(i)
             sti = _child(ti, "STI") if ti is not None else None
             title = normalise_space(render(sti)) if sti is not None else None

@@ -72,6 +72,11 @@ def parse_xml(data: bytes, *, source: str) -> etree._Element:
     dtd = docinfo.internalDTD
     if dtd is not None and any(True for _ in dtd.iterentities()):  # belt and braces after the byte scan
         raise CorpusFormatError(source, "the XML declares entities in its DOCTYPE; refused")
+    # With an external DTD named but not loaded, libxml2 keeps unknown entity references as nodes: refuse them
+    # rather than silently dropping text.
+    unresolved = next(root.iter(etree.Entity), None)
+    if unresolved is not None:
+        raise CorpusFormatError(source, f"the XML uses an undefined entity {unresolved.text}; refused")
     return root
 
 
