@@ -27,7 +27,7 @@ from compliance.connectors.model import Paragraph, ParagraphKind, ParsedDocument
 BlockKind = Literal["paragraph", "heading", "list-item", "table-row"]
 
 _SPACE_RE = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
-_ZERO_WIDTH_RE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+_ZERO_WIDTH_RE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\u00ad\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,7 @@ class Block:
 
 
 def clean_text(text: str) -> str:
-    """Normalise spacing: drop zero-width characters and soft hyphens, collapse spaces, trim every line."""
+    """Normalise spacing: drop control and zero-width characters and soft hyphens, collapse spaces, trim lines."""
     text = _ZERO_WIDTH_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
     lines = [_SPACE_RE.sub(" ", line).strip() for line in text.split("\n")]
     return "\n".join(line for line in lines if line)
@@ -184,19 +184,19 @@ def _split(text: str, seg: _Segment, config: SplitConfig) -> list[_Unit]:
     units: list[_Unit] = []
     cur: list[tuple[int, int, int]] = []
     for atom in _atoms(text, seg, config.max_tokens):
-        if cur and sum(a[2] for a in cur) + atom[2] > config.max_tokens:
-            units.append(_pack(cur, seg))
+        # count the candidate span itself: separators between atoms ("; " in table rows) are tokens too
+        if cur and count_tokens(text[cur[0][0] : atom[1]]) > config.max_tokens:
+            units.append(_pack(text, cur, seg))
             cur = []
         cur.append(atom)
     if cur:
-        units.append(_pack(cur, seg))
+        units.append(_pack(text, cur, seg))
     return units
 
 
-def _pack(atoms: Sequence[tuple[int, int, int]], seg: _Segment) -> _Unit:
-    return _Unit(
-        atoms[0][0], atoms[-1][1], seg.kind, seg.heading_path, seg.page, seg.section, sum(a[2] for a in atoms)
-    )
+def _pack(text: str, atoms: Sequence[tuple[int, int, int]], seg: _Segment) -> _Unit:
+    start, end = atoms[0][0], atoms[-1][1]
+    return _Unit(start, end, seg.kind, seg.heading_path, seg.page, seg.section, count_tokens(text[start:end]))
 
 
 def _merge_short(units: list[_Unit], config: SplitConfig) -> list[_Unit]:

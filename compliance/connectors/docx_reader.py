@@ -52,7 +52,8 @@ def run_text(el: Any, *, into_tables: bool = False) -> str:
             if tag in _NESTED_BLOCKS and not into_tables:
                 continue
             if tag == _w("t"):
-                out.append(child.text or "")
+                # text plus the tails of any (unresolved) entity references inside
+                out.append((child.text or "") + "".join(sub.tail or "" for sub in child))
             elif tag == _w("tab"):
                 out.append(" ")
             elif tag in (_w("br"), _w("cr")):

@@ -1,0 +1,176 @@
+"""HTML connector via BeautifulSoup (lxml backend when installed, else the standard library parser).
+
+``script``, ``style``, ``nav``, ``header``, ``footer``, ``aside``, ``form`` and similar page furniture are dropped;
+``h1``–``h6`` build the heading path; ``li`` items become list items (nested lists indented) and join their
+lead-in paragraph; tables are read row by row against their header row; text directly inside ``div``-like
+containers becomes a paragraph. The ``<title>`` (else the first ``h1``) is the document title.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from compliance.connectors.assemble import Block, assemble
+from compliance.connectors.config import SplitConfig
+from compliance.connectors.model import ParsedDocument
+from compliance.connectors.safety import check_size
+from compliance.connectors.text_reader import decode_text
+from compliance.errors import DocumentError
+
+MEDIA_TYPE = "text/html"
+_DROP = {
+    "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form", "button", "select",
+    "svg", "canvas", "iframe", "object", "embed", "head", "menu", "dialog",
+}  # fmt: skip
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_BLOCK = {
+    "p", "div", "section", "article", "main", "body", "blockquote", "ul", "ol", "li", "table", "dl", "dt", "dd",
+    "pre", "figure", "figcaption", "address", "details", "summary", "fieldset", "center", "html", "hr", "br",
+    "thead", "tbody", "tfoot", "tr", "td", "th", "caption",
+} | set(_HEADINGS)  # fmt: skip
+
+
+def _inline(node: Any) -> str:
+    """Text of a node, with ``<br>`` as a line break and dropped elements left out."""
+    from bs4 import NavigableString, Tag
+    from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
+
+    out: list[str] = []
+    for child in node.children if isinstance(node, Tag) else [node]:
+        if isinstance(child, (Comment, Declaration, Doctype, ProcessingInstruction)):
+            continue
+        if isinstance(child, NavigableString):
+            out.append(str(child))
+        elif isinstance(child, Tag):
+            if child.name in _DROP:
+                continue
+            if child.name == "br":
+                out.append("\n")
+            else:
+                out.append(_inline(child))
+                if child.name in _BLOCK:
+                    out.append(" ")
+    return "".join(out)
+
+
+def _table(table: Any) -> Iterator[Block]:
+    rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
+    grid: list[tuple[list[str], bool]] = []
+    for tr in rows:
+        cells = tr.find_all(["td", "th"], recursive=False)
+        values: list[str] = []
+        for cell in cells:
+            text = " ".join(_inline(cell).split())
+            values.append(text)
+            span = cell.get("colspan")
+            if isinstance(span, str) and span.isdigit():
+                values.extend([""] * (min(int(span), 50) - 1))
+        is_header = bool(cells) and all(c.name == "th" for c in cells)
+        if any(values):
+            grid.append((values, is_header or tr.find_parent("thead") is not None))
+    if not grid:
+        return
+    header: list[str] = []
+    body = grid
+    if grid[0][1] or len(grid) > 1:
+        header, body = grid[0][0], grid[1:]
+    if not body:
+        yield Block("table-row", "; ".join(v for v in header if v))
+        return
+    for values, _ in body:
+        parts = [
+            f"{header[i]}: {v}" if i < len(header) and header[i] and header[i] != v else v
+            for i, v in enumerate(values)
+            if v
+        ]
+        yield Block("table-row", "; ".join(parts))
+
+
+def _list(node: Any, depth: int) -> Iterator[Block]:
+    ordered = node.name == "ol"
+    start = node.get("start")
+    n = int(start) if isinstance(start, str) and start.lstrip("-").isdigit() else 1
+    for li in node.find_all("li", recursive=False):
+        nested = [c for c in li.find_all(["ul", "ol"], recursive=False)]
+        for sub in nested:
+            sub.extract()
+        text = " ".join(_inline(li).split())
+        if text:
+            yield Block("list-item", text, level=depth, marker=f"{n}." if ordered else "-")
+        n += 1
+        for sub in nested:
+            yield from _list(sub, depth + 1)
+
+
+def _walk(node: Any) -> Iterator[Block]:
+    from bs4 import NavigableString, Tag
+    from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
+
+    loose: list[str] = []
+
+    def flush() -> Iterator[Block]:
+        text = " ".join("".join(loose).split())
+        loose.clear()
+        if text:
+            yield Block("paragraph", text)
+
+    for child in node.children:
+        if isinstance(child, (Comment, Declaration, Doctype, ProcessingInstruction)):
+            continue
+        if isinstance(child, NavigableString):
+            loose.append(str(child))
+            continue
+        if not isinstance(child, Tag) or child.name in _DROP:
+            continue
+        name = child.name
+        if name not in _BLOCK:
+            loose.append(_inline(child))
+            continue
+        if name == "br":
+            loose.append(" ")
+            continue
+        yield from flush()
+        if name in _HEADINGS:
+            yield Block("heading", " ".join(_inline(child).split()), level=_HEADINGS[name])
+        elif name in ("p", "dt", "dd", "figcaption", "caption", "summary", "address", "pre"):
+            text = " ".join(_inline(child).split())
+            if text:
+                yield Block("paragraph", text)
+        elif name in ("ul", "ol"):
+            yield from _list(child, 0)
+        elif name == "table":
+            yield from _table(child)
+        elif name != "hr":
+            yield from _walk(child)
+    yield from flush()
+
+
+def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
+    """Parse an HTML page (see the module docstring for the rules)."""
+    check_size(data, source, config)
+    text = decode_text(data, source)
+    from bs4 import BeautifulSoup
+
+    try:
+        try:
+            soup = BeautifulSoup(text, "lxml")
+        except Exception:  # lxml backend not available
+            soup = BeautifulSoup(text, "html.parser")
+    except Exception as e:
+        raise DocumentError(source, f"the HTML could not be parsed: {e}") from e
+    title_tag = soup.find("title")
+    title = " ".join(title_tag.get_text().split()) if title_tag is not None else ""
+    if not title and (h1 := soup.find("h1")) is not None:
+        title = " ".join(h1.get_text().split())
+    root = soup.body or soup
+    blocks = list(_walk(root))
+    return assemble(
+        blocks,
+        data=data,
+        source=source,
+        media_type=MEDIA_TYPE,
+        config=config,
+        title=title,
+        metadata={"connector": "html"},
+    )

@@ -1,0 +1,142 @@
+"""The .docx connector on a generated ten-paragraph policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compliance.connectors import ParsedDocument, SplitConfig, parse_bytes, parse_path
+from tests.fixtures.connectors import builders as b
+
+
+@pytest.fixture(scope="module")
+def policy_docx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return b.build_policy_docx(tmp_path_factory.mktemp("docx") / "policy.docx")
+
+
+@pytest.fixture(scope="module")
+def doc(policy_docx: Path) -> ParsedDocument:
+    return parse_path(policy_docx)
+
+
+def test_provenance_and_offsets(doc: ParsedDocument, policy_docx: Path) -> None:
+    import hashlib
+
+    b.check_invariants(doc)
+    assert doc.checksum == hashlib.sha256(policy_docx.read_bytes()).hexdigest()
+    assert doc.size_bytes == policy_docx.stat().st_size
+    assert doc.media_type.endswith("wordprocessingml.document")
+    assert doc.title == b.TITLE
+    assert doc.metadata["connector"] == "docx"
+    assert doc.metadata["author"] == "Compliance Office"
+    assert SplitConfig.from_dict(__import__("json").loads(doc.metadata["split_config"])) == SplitConfig()
+    assert all(p.page is None for p in doc.paragraphs)
+
+
+def test_body_order_headings_and_kinds(doc: ParsedDocument) -> None:
+    kinds = [p.kind for p in doc.paragraphs]
+    assert kinds[:6] == ["paragraph", "paragraph", "list", "list", "table-row", "table-row"]
+    assert set(kinds[6:]) == {"paragraph"}
+    first = doc.paragraphs[0]
+    assert first.text.startswith(b.PURPOSE)
+    assert first.heading_path == ("1. Purpose",)
+    assert doc.paragraphs[1].heading_path == ("2. Scope",)
+    assert doc.paragraphs[2].heading_path == ("2. Scope", "2.1 Collection")
+    assert doc.paragraphs[3].heading_path == ("3. Rights of data subjects",)
+    assert doc.paragraphs[-1].heading_path == ("4. Retention",)
+    # headings are not paragraphs, but they are in the document text, in order
+    assert all(p.text not in ("1. Purpose", "2. Scope") for p in doc.paragraphs)
+    assert doc.text.index("2. Scope") < doc.text.index(b.SCOPE) < doc.text.index("2.1 Collection")
+
+
+def test_numbered_list_kept_with_lead_in(doc: ParsedDocument) -> None:
+    lst = doc.paragraphs[2]
+    expected = "\n".join([b.LEAD_IN] + [f"{i}. {item}" for i, item in enumerate(b.NUMBERED, start=1)])
+    assert lst.text == expected
+
+
+def test_bulleted_list_without_lead_in(doc: ParsedDocument) -> None:
+    assert doc.paragraphs[3].text == "\n".join(f"- {item}" for item in b.BULLETS)
+
+
+def test_table_rows_use_header(doc: ParsedDocument) -> None:
+    rows = [p.text for p in doc.paragraphs if p.kind == "table-row"]
+    header = b.TABLE[0]
+    assert rows == ["; ".join(f"{h}: {v}" for h, v in zip(header, row, strict=True)) for row in b.TABLE[1:]]
+
+
+def test_headers_footers_textboxes_deletions_do_not_leak(doc: ParsedDocument) -> None:
+    for leak in (b.HEADER_TEXT, b.FOOTER_TEXT, b.TEXTBOX_TEXT, b.DELETED_TEXT):
+        assert leak not in doc.text
+
+
+def test_long_paragraph_split_on_sentences(doc: ParsedDocument) -> None:
+    parts = [p for p in doc.paragraphs if p.heading_path == ("4. Retention",)]
+    assert len(parts) >= 2
+    assert all(p.text.endswith(".") and p.text[0].isupper() for p in parts)  # sentence boundaries
+    joined = " ".join(p.text for p in parts)
+    assert joined == b.LONG
+
+
+def test_include_headings_option(policy_docx: Path) -> None:
+    doc = parse_bytes(policy_docx.read_bytes(), "policy.docx", config=SplitConfig(include_headings=True))
+    b.check_invariants(doc)
+    headings = [p for p in doc.paragraphs if p.kind == "heading"]
+    assert [h.text for h in headings] == [
+        b.TITLE,
+        "1. Purpose",
+        "2. Scope",
+        "2.1 Collection",
+        "3. Rights of data subjects",
+        "4. Retention",
+    ]
+    assert headings[3].heading_path == ("2. Scope",)  # a heading's path holds its parents
+
+
+def test_smaller_budget_splits_list_between_items(policy_docx: Path) -> None:
+    doc = parse_bytes(policy_docx.read_bytes(), "policy.docx", config=SplitConfig(max_tokens=20))
+    b.check_invariants(doc, max_tokens=20)
+    lists = [p for p in doc.paragraphs if p.kind == "list" and p.heading_path[-1] == "2.1 Collection"]
+    assert len(lists) >= 2
+    assert lists[0].text.startswith(b.LEAD_IN)
+    assert all(line.split(" ", 1)[0] in ("1.", "2.", "3.") for p in lists[1:] for line in p.text.split("\n"))
+
+
+def test_title_falls_back_to_title_style_then_filename(tmp_path: Path) -> None:
+    import docx
+
+    d = docx.Document()
+    d.core_properties.title = ""
+    d.add_paragraph("Retention Standard", style="Title")
+    d.add_paragraph("Records are kept for six years after the end of the contract.")
+    d.save(str(tmp_path / "r.docx"))
+    assert parse_path(tmp_path / "r.docx").title == "Retention Standard"
+
+    d = docx.Document()
+    d.core_properties.title = ""
+    d.add_paragraph("Records are kept for six years after the end of the contract.")
+    d.save(str(tmp_path / "notitle.docx"))
+    assert parse_path(tmp_path / "notitle.docx").title == "notitle"
+
+
+def test_merged_cells_and_nested_list_levels(tmp_path: Path) -> None:
+    import docx
+
+    d = docx.Document()
+    t = d.add_table(rows=3, cols=2)
+    t.cell(0, 0).text, t.cell(0, 1).text = "System", "Measure"
+    t.cell(1, 0).text, t.cell(1, 1).text = "CRM", "Encryption at rest"
+    t.cell(1, 0).merge(t.cell(2, 0))  # vertical merge: the value repeats on the second row
+    t.cell(2, 1).text = "Access logging"
+    d.add_paragraph("The controls are:")
+    d.add_paragraph("technical measures", style="List Bullet")
+    d.add_paragraph("encryption", style="List Bullet 2")
+    d.save(str(tmp_path / "m.docx"))
+    doc = parse_path(tmp_path / "m.docx")
+    b.check_invariants(doc)
+    rows = [p.text for p in doc.paragraphs if p.kind == "table-row"]
+    assert rows[0].startswith("System: CRM") and "Encryption at rest" in rows[0]
+    assert "Access logging" in rows[1]
+    lst = next(p for p in doc.paragraphs if p.kind == "list")
+    assert lst.text.startswith("The controls are:\n- technical measures\n")

@@ -1,0 +1,105 @@
+"""The PDF connector on a generated three-page policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compliance.connectors import ParsedDocument, SplitConfig, parse_bytes, parse_path
+from compliance.errors import DocumentError, DocumentTooLargeError, EncryptedDocumentError
+from tests.fixtures.connectors import builders as b
+
+
+@pytest.fixture(scope="module")
+def policy_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return b.build_policy_pdf(tmp_path_factory.mktemp("pdf") / "policy.pdf")
+
+
+@pytest.fixture(scope="module")
+def doc(policy_pdf: Path) -> ParsedDocument:
+    return parse_path(policy_pdf)
+
+
+def test_provenance_and_offsets(doc: ParsedDocument) -> None:
+    b.check_invariants(doc)
+    assert doc.media_type == "application/pdf"
+    assert doc.pages == 3
+    assert doc.title == b.TITLE  # from the PDF metadata
+    assert [p.page for p in doc.paragraphs] == [1, 1, 2, 2, 3]
+
+
+def test_running_header_footer_and_page_numbers_removed(doc: ParsedDocument) -> None:
+    assert "Acme Ltd - Data Protection Policy v2" not in doc.text
+    assert "Page" not in doc.text
+
+
+def test_dehyphenation_and_reflow(doc: ParsedDocument) -> None:
+    first = doc.paragraphs[0]
+    assert first.text == (
+        "This policy sets out how Acme Ltd handles the processing of personal data of customers and employees."
+    )
+    assert doc.paragraphs[2].text == (
+        "The policy applies to all staff, contractors and processors acting on behalf of Acme Ltd in every "
+        "country where it operates."
+    )
+    assert doc.paragraphs[3].text.startswith("Managers make sure")  # the vertical gap starts a paragraph
+
+
+def test_headings_from_font_size(doc: ParsedDocument) -> None:
+    assert doc.paragraphs[0].heading_path == ("1. Purpose",)
+    assert doc.paragraphs[2].heading_path == ("2. Scope", "2.1 Staff")  # 13 pt is nested under 16 pt
+    assert doc.paragraphs[4].heading_path == ("3. Retention",)
+
+
+def test_bullets_join_lead_in(doc: ParsedDocument) -> None:
+    lst = doc.paragraphs[1]
+    assert lst.kind == "list"
+    lines = lst.text.split("\n")
+    assert lines[0] == b.LEAD_IN
+    assert lines[1:] == [
+        "- identify the lawful basis for the processing;",
+        "- inform the data subject of the purposes;",
+        "- record the activity in the register.",
+    ]
+
+
+def test_encrypted_pdf(tmp_path: Path) -> None:
+    path = b.build_policy_pdf(tmp_path / "secret.pdf", encrypt="pw")
+    with pytest.raises(EncryptedDocumentError) as info:
+        parse_path(path)
+    assert info.value.code == "C303"
+
+
+def test_page_limit(policy_pdf: Path) -> None:
+    with pytest.raises(DocumentTooLargeError, match="3 pages"):
+        parse_bytes(policy_pdf.read_bytes(), "p.pdf", config=SplitConfig(max_pages=2))
+
+
+def test_random_bytes_and_truncated_pdf(policy_pdf: Path) -> None:
+    import random
+
+    rng = random.Random(7)
+    with pytest.raises(DocumentError, match="not a PDF"):
+        parse_bytes(bytes(rng.randrange(256) for _ in range(4096)), "random.pdf")
+    data = policy_pdf.read_bytes()
+    with pytest.raises(DocumentError):
+        parse_bytes(b"%PDF-1.4\n" + bytes(rng.randrange(256) for _ in range(4096)), "garbage.pdf")
+    # a PDF cut in half either fails cleanly or yields a subset of the text — never another exception type
+    try:
+        half = parse_bytes(data[: len(data) // 2], "half.pdf")
+    except DocumentError:
+        pass
+    else:
+        b.check_invariants(half)
+
+
+def test_pdf_without_text(tmp_path: Path) -> None:
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(tmp_path / "blank.pdf"))
+    c.rect(100, 100, 50, 50)
+    c.showPage()
+    c.save()
+    with pytest.raises(DocumentError, match="no extractable text"):
+        parse_path(tmp_path / "blank.pdf")
