@@ -14,6 +14,15 @@ def documents() -> None:
     """List and show stored documents (policies, controls) and their paragraphs."""
 
 
+_SHORT_TYPES = {
+    "application/pdf": "pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "text/plain": "txt",
+    "text/markdown": "md",
+    "text/html": "html",
+}
+
+
 def _document_summary(record: Any) -> dict[str, Any]:
     latest = record.latest
     return {
@@ -42,8 +51,10 @@ def list_documents(database_url: str | None, as_json: bool) -> None:
     rows = [_document_summary(d) for d in open_store(database_url).list_documents()]
     if as_json:
         echo_json(rows)
-    else:
-        echo_table(rows, ["id", "version", "paragraphs", "media_type", "source"])
+        return
+    for row in rows:
+        row["type"] = _SHORT_TYPES.get(row["media_type"], row["media_type"])
+    echo_table(rows, ["id", "version", "paragraphs", "type", "source"])
 
 
 @documents.command("show")
