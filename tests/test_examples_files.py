@@ -235,3 +235,64 @@ def test_eprivacy_expectation_phrases_identify_one_paragraph_each() -> None:
         assert entry["eprivacy_articles"] and all(1 <= a <= 21 for a in entry["eprivacy_articles"])
     for entry in must_not:
         assert entry["eprivacy_articles"] == []
+
+
+# ------------------------------------------------------------------------------------------- control set
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
+    words = _words(text)
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+@cache
+def controls() -> tuple[dict[str, object], ...]:
+    lines = (DATA / "controls.jsonl").read_text(encoding="utf-8").splitlines()
+    return tuple(json.loads(line) for line in lines if line.strip())
+
+
+def test_control_set_is_valid() -> None:
+    items = controls()
+    assert len(items) >= 120
+    ids = [item["id"] for item in items]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"ctl-\d{3}", str(i)) for i in ids)
+    texts = [str(item["text"]) for item in items]
+    assert len({_norm(t).lower() for t in texts}) == len(texts)
+    for item in items:
+        assert set(item) == {"id", "text", "articles", "note"}, item
+        articles = item["articles"]
+        assert isinstance(articles, list) and 1 <= len(articles) <= 5, item["id"]
+        assert all(isinstance(a, int) and 1 <= a <= 99 for a in articles), item["id"]
+        assert len(set(articles)) == len(articles), item["id"]
+        assert 5 <= len(_words(str(item["text"]))) <= 60, item["id"]
+        assert str(item["note"]).strip(), item["id"]
+    counts = Counter(a for item in items for a in item["articles"])  # type: ignore[attr-defined]
+    assert len(counts) >= 50
+    # realistic frequency: the workhorse articles lead, and every chapter-IV staple is present
+    top = {a for a, _ in counts.most_common(10)}
+    assert {5, 6, 32} <= top
+    assert all(counts[a] >= 2 for a in (7, 13, 15, 17, 21, 28, 30, 33, 35, 44, 46))
+
+
+def test_control_set_is_not_copied_from_the_examples() -> None:
+    example_grams: set[tuple[str, ...]] = set()
+    for path in (EXAMPLES / "src").glob("*.md"):
+        example_grams |= _ngrams(path.read_text(encoding="utf-8"), 8)
+    copied = {item["id"] for item in controls() if _ngrams(str(item["text"]), 8) & example_grams}
+    assert not copied
+
+
+def test_control_set_is_not_copied_from_the_gdpr(shared_data: Path) -> None:
+    provisions = shared_data / "laws" / "gdpr" / "gdpr_formex_provisions.jsonl"
+    law_grams: set[tuple[str, ...]] = set()
+    for line in provisions.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            law_grams |= _ngrams(json.dumps(json.loads(line), ensure_ascii=False), 8)
+    assert len(law_grams) > 10_000
+    copied = {item["id"] for item in controls() if _ngrams(str(item["text"]), 8) & law_grams}
+    assert not copied
