@@ -1,0 +1,206 @@
+"""Exact inner-product search over L2-normalised chunk vectors (numpy float32), persisted and incrementally
+updatable.
+
+Each document is chunked by the encoder; every chunk is a row of the matrix; a document's score is the maximum
+over its chunks (passage → document max-pooling). The query is one normalised mean vector of its chunks
+(``query_aggregation="mean"``, seed 001's centroid) or each query chunk scores on its own and the best counts
+(``"max"``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from compliance.errors import RetrievalError
+from compliance.retrieval.artifacts import corpus_checksum, read_config, text_hash, write_config
+from compliance.retrieval.config import DenseConfig
+from compliance.retrieval.passages import max_pool
+from compliance.retrieval.types import Document, Hit
+
+__all__ = ["DenseIndex"]
+
+
+class DenseIndex:
+    """Chunk-vector index with exact search.
+
+    Args:
+        config: encoder and chunking parameters.
+        encoder: an already loaded :class:`~compliance.retrieval.encoding.TextEncoder` to share (else loaded
+            lazily on first use).
+    """
+
+    def __init__(self, config: DenseConfig | None = None, encoder: Any = None) -> None:
+        self.config = config or DenseConfig()
+        self._encoder = encoder
+        self.identity: dict[str, Any] | None = encoder.identity() if encoder is not None else None
+        self.ids: list[str] = []
+        self._hashes: dict[str, str] = {}
+        self.vectors = np.zeros((0, 0), dtype=np.float32)
+        self.owner = np.zeros(0, dtype=np.int64)
+        self._pos: dict[str, int] = {}
+
+    @property
+    def encoder(self) -> Any:
+        if self._encoder is None:
+            from compliance.retrieval.encoding import TextEncoder
+
+            enc = TextEncoder(self.config)
+            if self.identity is not None and enc.identity() != self.identity:
+                raise RetrievalError(
+                    f"the encoder now at {enc.source} is not the one this index was built with "
+                    f"({self.identity.get('model')}); rebuild the index"
+                )
+            self._encoder = enc
+            self.identity = enc.identity()
+        return self._encoder
+
+    # -- building and updating ------------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls, docs: Sequence[Document], config: DenseConfig | None = None, encoder: Any = None
+    ) -> DenseIndex:
+        index = cls(config, encoder)
+        index.add(docs)
+        return index
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(self, docs: Sequence[Document]) -> None:
+        """Embed and add new documents; a known id with a changed text is re-embedded, unchanged ones skipped."""
+        changed = [d for d in docs if self._hashes.get(d.id) != text_hash(d.text)]
+        if len({d.id for d in changed}) != len(changed):
+            raise RetrievalError("duplicate document ids in one add()")
+        self.remove([d.id for d in changed if d.id in self._pos])
+        if not changed:
+            return
+        vecs, owner = self.encoder.encode_chunks([d.text for d in changed])
+        offset = len(self.ids)
+        self.vectors = vecs if self.vectors.size == 0 else np.concatenate([self.vectors, vecs])
+        self.owner = np.concatenate([self.owner, owner + offset])
+        self.ids.extend(d.id for d in changed)
+        self._hashes.update({d.id: text_hash(d.text) for d in changed})
+        self._pos = {d: i for i, d in enumerate(self.ids)}
+
+    def remove(self, ids: Sequence[str]) -> None:
+        """Drop documents by id without touching the other vectors (unknown ids are ignored)."""
+        gone = {self._pos[i] for i in ids if i in self._pos}
+        if not gone:
+            return
+        keep_doc = np.array([i not in gone for i in range(len(self.ids))], dtype=bool)
+        new_pos = np.cumsum(keep_doc) - 1
+        keep_rows = keep_doc[self.owner]
+        self.vectors = self.vectors[keep_rows]
+        self.owner = new_pos[self.owner[keep_rows]]
+        for i in ids:
+            self._hashes.pop(i, None)
+        self.ids = [d for d, k in zip(self.ids, keep_doc, strict=True) if k]
+        self._pos = {d: i for i, d in enumerate(self.ids)}
+
+    @property
+    def checksum(self) -> str:
+        return corpus_checksum(self._hashes)
+
+    # -- querying -------------------------------------------------------------------------------------------
+    def query_vectors(self, queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Query vectors and their owner query: one per query (``mean``) or one per query chunk (``max``)."""
+        from compliance.retrieval.encoding import aggregate_chunks
+
+        vecs, owner = self.encoder.encode_chunks(list(queries))
+        if self.config.query_aggregation == "mean":
+            return aggregate_chunks(vecs, owner, len(queries)), np.arange(len(queries), dtype=np.int64)
+        return vecs, owner
+
+    def scores_many(self, queries: Sequence[str]) -> np.ndarray:
+        """Cosine score of every document for every query, float32 (n_queries, n_docs)."""
+        qv, qowner = self.query_vectors(queries)
+        return self.scores_from_vectors(qv, qowner, len(queries))
+
+    def scores_from_vectors(self, qv: np.ndarray, qowner: np.ndarray, n_queries: int) -> np.ndarray:
+        if not self.ids:
+            return np.zeros((n_queries, 0), dtype=np.float32)
+        sims = qv @ self.vectors.T  # (query rows, chunks)
+        doc = max_pool(sims, self.owner, len(self.ids))
+        if doc.shape[0] == n_queries:
+            return doc
+        out = np.full((n_queries, len(self.ids)), -np.inf, dtype=np.float32)
+        for row, q in enumerate(qowner):
+            np.maximum(out[q], doc[row], out=out[q])
+        return out
+
+    def scores(self, query: str) -> np.ndarray:
+        return self.scores_many([query])[0]
+
+    def search_many(self, queries: Sequence[str], k: int = 10) -> list[list[Hit]]:
+        all_scores = self.scores_many(queries)
+        out: list[list[Hit]] = []
+        for s in all_scores:
+            if s.size == 0:
+                out.append([])
+                continue
+            kk = min(k, s.size)
+            top = np.argpartition(-s, kk - 1)[:kk]
+            top = top[np.lexsort((top, -s[top]))]
+            out.append([Hit(self.ids[i], float(s[i]), {"dense": float(s[i])}) for i in top])
+        return out
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        return self.search_many([query], k)[0]
+
+    def best_chunk(self, query_vec: np.ndarray, doc_id: str) -> tuple[int, float]:
+        rows = np.flatnonzero(self.owner == self._pos[doc_id])
+        sims = self.vectors[rows] @ query_vec
+        j = int(np.argmax(sims))
+        return j, float(sims[j])
+
+    # -- persistence ----------------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write ``embeddings.npy``, ``owner.npy``, ``ids.json``, ``hashes.json`` and ``config.json``."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        np.save(path / "embeddings.npy", self.vectors.astype(np.float32))
+        np.save(path / "owner.npy", self.owner.astype(np.int64))
+        (path / "ids.json").write_text(json.dumps(self.ids), encoding="utf-8")
+        (path / "hashes.json").write_text(json.dumps(self._hashes), encoding="utf-8")
+        write_config(
+            path,
+            "dense",
+            {
+                "dense": self.config.to_dict(),
+                "encoder": self.identity,
+                "corpus_checksum": self.checksum,
+                "documents": len(self.ids),
+                "chunks": int(self.owner.size),
+                "dim": int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0,
+            },
+        )
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path, encoder: Any = None) -> DenseIndex:
+        """Load a directory written by :meth:`save`; the encoder is loaded on first query and checked against
+        the stored identity."""
+        path = Path(path)
+        cfg = read_config(path, "dense")
+        index = cls(DenseConfig.model_validate(cfg["dense"]))
+        index.identity = cfg.get("encoder")
+        if encoder is not None:
+            if index.identity is not None and encoder.identity() != index.identity:
+                raise RetrievalError(f"{path}: the given encoder is not the one this index was built with")
+            index._encoder = encoder
+        try:
+            index.vectors = np.load(path / "embeddings.npy")
+            index.owner = np.load(path / "owner.npy")
+            index.ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
+            index._hashes = json.loads((path / "hashes.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise RetrievalError(f"{path}: incomplete dense index ({e}); rebuild it") from e
+        index._pos = {d: i for i, d in enumerate(index.ids)}
+        if index.checksum != cfg.get("corpus_checksum"):
+            raise RetrievalError(f"{path}: corpus checksum does not match the stored documents; rebuild it")
+        return index

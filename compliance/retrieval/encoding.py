@@ -1,0 +1,172 @@
+"""Dense text encoding for retrieval: any Hugging Face encoder, long texts chunked into overlapping token
+windows, [CLS] or mean pooling over a chosen layer, L2-normalised float32 vectors.
+
+Model loading goes through :func:`compliance.models.encoder.load_encoder` (offline-first, packaged
+all-MiniLM-L6-v2 as the fallback). The default model is the classifier-fine-tuned encoder when one has been
+trained (seed 001: in-domain classification fine-tuning gives the best retrieval representations).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from compliance.retrieval.config import DenseConfig
+
+__all__ = ["TextEncoder", "default_dense_model", "model_identity"]
+
+CLASSIFIER_DIR_NAME = "gdpr-classifier"
+_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+def default_dense_model() -> str:
+    """The fine-tuned classifier encoder (``<model_dir>/gdpr-classifier``, or its ``encoder/`` subfolder) if
+    one exists, else the packaged all-MiniLM-L6-v2 directory."""
+    from compliance.models.encoder import default_base_model_path
+    from compliance.settings import get_settings
+
+    root = get_settings().resolved_model_dir / CLASSIFIER_DIR_NAME
+    for candidate in (root, root / "encoder"):
+        if (candidate / "config.json").is_file() and any((candidate / w).is_file() for w in _WEIGHT_FILES):
+            return str(candidate.resolve())
+    return str(default_base_model_path())
+
+
+@lru_cache(maxsize=16)
+def _weights_sha256(path: str) -> str | None:
+    for name in _WEIGHT_FILES:
+        f = Path(path) / name
+        if f.is_file():
+            h = hashlib.sha256()
+            with f.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+            return h.hexdigest()
+    return None
+
+
+def model_identity(source: str) -> dict[str, Any]:
+    """What identifies an encoder: where it came from and, for a local directory, its weights' sha256."""
+    path = Path(source)
+    return {
+        "model": source,
+        "weights_sha256": _weights_sha256(str(path.resolve())) if path.is_dir() else None,
+    }
+
+
+class TextEncoder:
+    """Chunking encoder.
+
+    Args:
+        config: model, pooling, layer, chunk size and stride.
+        device: ``auto``/``cpu``/``cuda``; default from settings.
+    """
+
+    def __init__(self, config: DenseConfig | None = None, device: str | None = None) -> None:
+        from compliance.models.encoder import load_encoder, resolve_model_path
+
+        self.config = config or DenseConfig()
+        self.source = resolve_model_path(self.config.model) if self.config.model else default_dense_model()
+        self._enc = load_encoder(self.source, device=device)
+        n_layers = int(getattr(self._enc.model.config, "num_hidden_layers", 0))
+        if not -n_layers - 1 <= self.config.layer <= n_layers:
+            from compliance.errors import ConfigurationError
+
+            raise ConfigurationError(f"layer {self.config.layer} out of range for a {n_layers}-layer encoder")
+
+    @property
+    def dim(self) -> int:
+        return int(self._enc.hidden_size)
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._enc.tokenizer
+
+    @property
+    def model(self) -> Any:
+        return self._enc.model
+
+    def identity(self) -> dict[str, Any]:
+        """Encoder identity plus the encoding parameters (stored in index configs)."""
+        return {**model_identity(self.source), **self.config.model_dump(exclude={"batch_size"})}
+
+    def chunk(self, texts: Sequence[str]) -> tuple[list[list[int]], np.ndarray]:
+        """Token-id windows of ``max_length`` (special tokens included) with ``stride`` overlap, and the owner
+        text of each window. An empty text still gets one window."""
+        cfg = self.config
+        tok = self.tokenizer
+        specials = list(tok("", add_special_tokens=True)["input_ids"])
+        prefix, suffix = specials[:1], specials[1:]
+        body = max(1, cfg.max_length - len(specials))
+        stride = min(cfg.stride, body - 1)
+        step = body - stride
+        encoded = tok(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
+        chunks: list[list[int]] = []
+        owner: list[int] = []
+        for i, ids in enumerate(encoded):
+            starts = list(range(0, max(1, len(ids) - stride), step)) or [0]
+            if cfg.max_chunks is not None:
+                starts = starts[: cfg.max_chunks]
+            for s in starts:
+                chunks.append(prefix + list(ids[s : s + body]) + suffix)
+                owner.append(i)
+        return chunks, np.asarray(owner, dtype=np.int64)
+
+    def encode_chunks(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """L2-normalised vectors of every chunk (float32, (n_chunks, dim)) and each chunk's text index."""
+        import torch
+
+        from compliance.models.encoder import autocast
+
+        chunks, owner = self.chunk(texts)
+        out = np.zeros((len(chunks), self.dim), dtype=np.float32)
+        if not chunks:
+            return out, owner
+        enc = self._enc
+        model = enc.model
+        model.eval()
+        pad_id = self.tokenizer.pad_token_id or 0
+        order = sorted(range(len(chunks)), key=lambda i: len(chunks[i]))
+        layer = self.config.layer
+        want_hidden = layer != -1
+        bs = self.config.batch_size
+        with torch.inference_mode():
+            for start in range(0, len(order), bs):
+                idx = order[start : start + bs]
+                width = max(len(chunks[i]) for i in idx)
+                ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
+                mask = torch.zeros((len(idx), width), dtype=torch.long)
+                for row, i in enumerate(idx):
+                    ids[row, : len(chunks[i])] = torch.tensor(chunks[i])
+                    mask[row, : len(chunks[i])] = 1
+                ids, mask = ids.to(enc.device), mask.to(enc.device)
+                with autocast(enc.device, enc.use_bf16):
+                    result = model(input_ids=ids, attention_mask=mask, output_hidden_states=want_hidden)
+                hidden = result.hidden_states[layer] if want_hidden else result.last_hidden_state
+                hidden = hidden.float()
+                if self.config.pooling == "cls":
+                    vec = hidden[:, 0]
+                else:
+                    m = mask.unsqueeze(-1).to(hidden.dtype)
+                    vec = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-6)
+                vec = torch.nn.functional.normalize(vec, dim=-1)
+                out[idx] = vec.cpu().numpy()
+        return out, owner
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """One L2-normalised vector per text: the normalised mean of its chunk vectors (seed 001's centroid)."""
+        vecs, owner = self.encode_chunks(texts)
+        return aggregate_chunks(vecs, owner, len(texts))
+
+
+def aggregate_chunks(vecs: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """Normalised mean of chunk vectors per owner (float32 (n, dim))."""
+    out = np.zeros((n, vecs.shape[1] if vecs.ndim == 2 else 0), dtype=np.float32)
+    np.add.at(out, owner, vecs)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, 1e-12)

@@ -1,0 +1,94 @@
+"""Splitting long texts into passages, and max-pooling passage scores back to their documents
+(seed 003 §5.2: "we map passages back to the documents they originate from and perform max-pooling on the
+scores along documents")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["max_pool", "split_passages"]
+
+_PARA_BREAK = re.compile(r"\n\s*\n|\n(?=\s*(?:\(?[0-9a-z]{1,3}[.)]\s))")
+
+
+def _windows(words: list[str], size: int, overlap: int) -> list[list[str]]:
+    if len(words) <= size:
+        return [words]
+    step = max(1, size - overlap)
+    out = []
+    for start in range(0, len(words), step):
+        out.append(words[start : start + size])
+        if start + size >= len(words):
+            break
+    return out
+
+
+def split_passages(text: str, size: int = 200, overlap: int = 50) -> list[str]:
+    """Passages of at most ``size`` words.
+
+    Paragraphs (blank-line or numbered-line breaks) are packed greedily into passages; a paragraph longer than
+    ``size`` is cut into windows of ``size`` words sharing ``overlap`` words. Every word of ``text`` lands in at
+    least one passage; an empty text gives one empty passage (so every document has a passage).
+    """
+    if size < 1:
+        raise ValueError("passage size must be positive")
+    overlap = min(max(0, overlap), size - 1)
+    paragraphs = [p.split() for p in _PARA_BREAK.split(text)]
+    paragraphs = [p for p in paragraphs if p]
+    if not paragraphs:
+        return [""]
+    passages: list[list[str]] = []
+    current: list[str] = []
+    for para in paragraphs:
+        if len(para) > size:
+            if current:
+                passages.append(current)
+                current = []
+            passages.extend(_windows(para, size, overlap))
+            continue
+        if current and len(current) + len(para) > size:
+            passages.append(current)
+            current = []
+        current = current + para
+    if current:
+        passages.append(current)
+    return [" ".join(p) for p in passages]
+
+
+def max_pool(scores: np.ndarray, owner: np.ndarray, n_docs: int, fill: float = -np.inf) -> np.ndarray:
+    """Document scores as the maximum of their passages' scores.
+
+    Args:
+        scores: one score per passage (any float dtype); or a 2-D array (queries × passages).
+        owner: for each passage, the index of its document (0 ≤ owner < n_docs).
+        n_docs: number of documents.
+        fill: score of a document without passages.
+
+    Returns:
+        float32 array (n_docs,) or (queries, n_docs).
+    """
+    owner = np.asarray(owner, dtype=np.int64)
+    if scores.ndim == 1:
+        out = np.full(n_docs, fill, dtype=np.float32)
+        np.maximum.at(out, owner, scores.astype(np.float32, copy=False))
+        return out
+    out2 = np.full((scores.shape[0], n_docs), fill, dtype=np.float32)
+    if owner.size == 0:
+        return out2
+    # passages of one document are contiguous in every index built here; reduceat is much faster than .at
+    if np.all(np.diff(owner) >= 0):
+        starts = np.flatnonzero(np.r_[True, np.diff(owner) > 0])
+        reduced = np.maximum.reduceat(scores.astype(np.float32, copy=False), starts, axis=1)
+        out2[:, owner[starts]] = reduced
+        return out2
+    for j in range(scores.shape[0]):
+        np.maximum.at(out2[j], owner, scores[j].astype(np.float32, copy=False))
+    return out2
+
+
+def group_owner(counts: Sequence[int]) -> np.ndarray:
+    """Owner array for documents that have ``counts[i]`` consecutive passages each."""
+    return np.repeat(np.arange(len(counts), dtype=np.int64), np.asarray(counts, dtype=np.int64))
