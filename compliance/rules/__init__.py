@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from compliance.rules.eu_json import parse_eu_json
     from compliance.rules.fetch import (
         apply_pack_metadata,
+        clear_law_cache,
         download,
         fetch_pack_source,
         install_pack,
@@ -43,6 +44,7 @@ __all__ = [
     "ProvisionKind",
     "RecitalLink",
     "apply_pack_metadata",
+    "clear_law_cache",
     "detect_format",
     "download",
     "fetch_pack_source",
@@ -75,6 +77,7 @@ _LAZY = {
     "get_pack": "compliance.rules.packs",
     "list_packs": "compliance.rules.packs",
     "apply_pack_metadata": "compliance.rules.fetch",
+    "clear_law_cache": "compliance.rules.fetch",
     "download": "compliance.rules.fetch",
     "fetch_pack_source": "compliance.rules.fetch",
     "install_pack": "compliance.rules.fetch",

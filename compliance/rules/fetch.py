@@ -24,6 +24,7 @@ from compliance.rules.packs import LawPack, PackSource, get_pack
 
 __all__ = [
     "apply_pack_metadata",
+    "clear_law_cache",
     "download",
     "fetch_pack_source",
     "install_pack",
@@ -256,6 +257,11 @@ def install_pack(
 @lru_cache(maxsize=16)
 def _cached_pack_law(name: str, mirror: str | None, law_mirror_setting: str | None) -> Law:
     return install_pack(name, mirror=mirror)
+
+
+def clear_law_cache() -> None:
+    """Forget laws cached by :func:`load_pack_law` (tests, or after changing the mirror)."""
+    _cached_pack_law.cache_clear()
 
 
 def load_pack_law(name: str, *, mirror: Path | str | None = None) -> Law:
