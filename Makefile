@@ -37,8 +37,8 @@ demo: install
 	@echo "Explore it with: COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance documents list"
 
 lint: install
-	$(BIN)/ruff check compliance tests bench
-	$(BIN)/ruff format --check compliance tests bench
+	$(BIN)/ruff check compliance tests bench examples
+	$(BIN)/ruff format --check compliance tests bench examples
 	$(BIN)/mypy
 
 test: install lint
