@@ -1,0 +1,154 @@
+"""Assembly rules shared by every connector: lead-ins, splitting, merging, offsets, config."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from compliance.connectors import ParsedDocument, SplitConfig, count_tokens
+from compliance.connectors.assemble import Block, assemble, clean_text
+from compliance.errors import ConfigurationError
+from tests.fixtures.connectors import builders as b
+
+
+def _doc(blocks: list[Block], config: SplitConfig | None = None) -> ParsedDocument:
+    return assemble(
+        blocks, data=b"x", source="mem.txt", media_type="text/plain", config=config or SplitConfig()
+    )
+
+
+def test_count_tokens_words_and_punctuation() -> None:
+    assert count_tokens("") == 0
+    assert count_tokens("   ") == 0
+    assert (
+        count_tokens("The controller's duty, e-mail included.") == 7
+    )  # The controller's duty , e-mail included .
+    assert count_tokens("Art. 5(1)(f)") == 9
+
+
+def test_split_config_validation_and_round_trip() -> None:
+    cfg = SplitConfig(max_tokens=120, min_chars=10)
+    assert SplitConfig.from_dict(json.loads(cfg.to_json())) == cfg
+    with pytest.raises(ConfigurationError):
+        SplitConfig(max_tokens=2)
+    with pytest.raises(ConfigurationError):
+        SplitConfig(max_pages=0)
+    with pytest.raises(ConfigurationError, match="unknown"):
+        SplitConfig.from_dict({"max_tokenz": 3})
+    with pytest.raises(AttributeError):
+        cfg.max_tokens = 5  # type: ignore[misc]
+
+
+def test_clean_text() -> None:
+    assert clean_text("  a\u00a0 b\u200b c\x07 \r\n\r\n  d  ") == "a b c\nd"
+
+
+def test_heading_levels_pop_correctly() -> None:
+    doc = _doc(
+        [
+            Block("heading", "A", level=1),
+            Block("heading", "A.1", level=2),
+            Block("heading", "A.1.a", level=3),
+            Block("paragraph", "Deep paragraph under three headings of the document."),
+            Block("heading", "A.2", level=2),
+            Block("paragraph", "Second paragraph under the second sub-heading here."),
+            Block("heading", "Title", level=0),
+            Block("paragraph", "After a title the path starts again from the top."),
+        ]
+    )
+    assert [p.heading_path for p in doc.paragraphs] == [("A", "A.1", "A.1.a"), ("A", "A.2"), ()]
+
+
+def test_lead_in_only_when_it_ends_with_colon() -> None:
+    doc = _doc(
+        [
+            Block("paragraph", "The following measures apply to every system in scope."),
+            Block("list-item", "encryption", marker="1."),
+            Block("list-item", "logging", marker="2."),
+            Block("paragraph", "Each owner must ensure:"),
+            Block("list-item", "reviews happen", level=0),
+            Block("list-item", "quarterly", level=1),
+        ]
+    )
+    b.check_invariants(doc)
+    assert [p.kind for p in doc.paragraphs] == ["paragraph", "list", "list"]
+    assert doc.paragraphs[1].text == "1. encryption\n2. logging"
+    assert doc.paragraphs[2].text == "Each owner must ensure:\n- reviews happen\n  - quarterly"
+
+
+def test_lead_in_not_joined_across_a_heading() -> None:
+    doc = _doc(
+        [
+            Block("paragraph", "The last sentence of section one reads:"),
+            Block("heading", "Two", level=1),
+            Block("list-item", "an item under section two"),
+        ]
+    )
+    assert [p.kind for p in doc.paragraphs] == ["paragraph", "list"]
+    assert doc.paragraphs[1].heading_path == ("Two",)
+
+
+def test_long_paragraph_split_into_sentences_within_budget() -> None:
+    sentences = [f"Sentence number {i} says that the controller keeps a record." for i in range(40)]
+    doc = _doc([Block("paragraph", " ".join(sentences))], SplitConfig(max_tokens=50))
+    b.check_invariants(doc, max_tokens=50)
+    assert len(doc.paragraphs) > 5
+    rebuilt = " ".join(p.text for p in doc.paragraphs)
+    assert rebuilt == " ".join(sentences)
+    assert all(p.text.endswith("record.") for p in doc.paragraphs)
+
+
+def test_over_long_sentence_split_between_words() -> None:
+    words = " ".join(f"word{i}" for i in range(130))
+    doc = _doc([Block("paragraph", words)], SplitConfig(max_tokens=50))
+    b.check_invariants(doc, max_tokens=50)
+    assert [count_tokens(p.text) for p in doc.paragraphs] == [50, 50, 30]
+
+
+def test_long_table_row_split_at_cells() -> None:
+    cells = "; ".join(f"Column {i}: value number {i} of the row" for i in range(20))
+    doc = _doc([Block("table-row", cells)], SplitConfig(max_tokens=40))
+    b.check_invariants(doc, max_tokens=40)
+    assert all(p.kind == "table-row" for p in doc.paragraphs)
+    assert all(p.text.startswith("Column") for p in doc.paragraphs)
+
+
+def test_short_fragments_merge_within_section_only() -> None:
+    doc = _doc(
+        [
+            Block("heading", "One", level=1),
+            Block("paragraph", "Version 2."),
+            Block("paragraph", "This paragraph is long enough to stand on its own in the index."),
+            Block("heading", "Two", level=1),
+            Block("paragraph", "Short."),
+            Block("heading", "Three", level=1),
+            Block("paragraph", "Another paragraph that is long enough to stand on its own here."),
+            Block("table-row", "A: 1"),
+            Block("table-row", "A: 2"),
+        ],
+        SplitConfig(min_chars=20),
+    )
+    b.check_invariants(doc)
+    texts = [p.text for p in doc.paragraphs]
+    assert texts[0] == "Version 2.\n\nThis paragraph is long enough to stand on its own in the index."
+    assert texts[1] == "Short."  # alone in its section: kept, not merged across the heading
+    assert texts[-2:] == ["A: 1", "A: 2"]  # table rows are never merged
+
+
+def test_empty_blocks_dropped_and_title_fallbacks() -> None:
+    doc = _doc(
+        [Block("paragraph", "   "), Block("heading", "Found Heading", level=2), Block("paragraph", "Body.")]
+    )
+    assert doc.title == "Found Heading"
+    assert len(doc.paragraphs) == 1
+    assert _doc([Block("paragraph", "Just text.")]).title == "mem"
+
+
+def test_sentencizer_is_cached() -> None:
+    from compliance.connectors.sentences import sentence_spans, sentencizer
+
+    assert sentencizer() is sentencizer()
+    text = "First sentence here.  Second one follows! Third?"
+    spans = sentence_spans(text)
+    assert [text[a:c] for a, c in spans] == ["First sentence here.", "Second one follows!", "Third?"]

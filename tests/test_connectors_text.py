@@ -1,0 +1,167 @@
+"""Plain text, Markdown and HTML connectors."""
+
+from __future__ import annotations
+
+import pytest
+
+from compliance.connectors import parse_bytes
+from compliance.errors import DocumentError
+from tests.fixtures.connectors import builders as b
+
+PLAIN = """DATA PROTECTION POLICY
+
+1 Purpose
+
+This policy explains how personal data
+is processed by the company.
+
+1.1 Collection
+
+Before collecting data, staff must:
+- identify the lawful basis;
+- inform the data subject.
+
+Retention
+=========
+
+Records are kept for six years.
+"""
+
+
+def test_plain_text() -> None:
+    doc = parse_bytes(PLAIN.encode(), "policy.txt")
+    b.check_invariants(doc)
+    assert doc.media_type == "text/plain"
+    assert doc.title == "DATA PROTECTION POLICY"
+    texts = [(p.kind, p.text, p.heading_path) for p in doc.paragraphs]
+    assert texts == [
+        (
+            "paragraph",
+            "This policy explains how personal data is processed by the company.",
+            ("1 Purpose",),
+        ),
+        (
+            "list",
+            "Before collecting data, staff must:\n- identify the lawful basis;\n- inform the data subject.",
+            ("1 Purpose", "1.1 Collection"),
+        ),
+        ("paragraph", "Records are kept for six years.", ("Retention",)),
+    ]
+
+
+def test_plain_text_encodings() -> None:
+    text = "Die Verarbeitung personenbezogener Daten ist rechtmäßig, wenn sie erforderlich ist."
+    for data in (
+        text.encode("utf-8"),
+        text.encode("utf-8-sig"),
+        text.encode("utf-16"),
+        text.encode("cp1252"),
+    ):
+        doc = parse_bytes(data, "de.txt")
+        assert doc.paragraphs[0].text == text
+
+
+MARKDOWN = """# Access Control Standard
+
+Intro paragraph with **bold** and a [link](https://example.com).
+
+## Rules
+
+Administrators must:
+
+1. use multi-factor authentication;
+2. review access quarterly.
+   - remove leavers within 24 hours
+
+| Control | Owner |
+|---------|-------|
+| MFA     | IT    |
+| Review  | HR    |
+
+```
+code is skipped
+```
+
+> Quoted guidance is body text too.
+"""
+
+
+def test_markdown() -> None:
+    doc = parse_bytes(MARKDOWN.encode(), "standard.md")
+    b.check_invariants(doc)
+    assert doc.title == "Access Control Standard"
+    assert doc.media_type == "text/markdown"
+    kinds = [(p.kind, p.text) for p in doc.paragraphs]
+    assert kinds == [
+        ("paragraph", "Intro paragraph with bold and a link."),
+        (
+            "list",
+            "Administrators must:\n1. use multi-factor authentication;\n2. review access quarterly.\n"
+            "  - remove leavers within 24 hours",
+        ),
+        ("table-row", "Control: MFA; Owner: IT"),
+        ("table-row", "Control: Review; Owner: HR"),
+        ("paragraph", "Quoted guidance is body text too."),
+    ]
+    assert all(p.heading_path == ("Access Control Standard", "Rules") for p in doc.paragraphs[1:])
+    assert "code is skipped" not in doc.text
+
+
+HTML = """<!doctype html>
+<html><head><title>Privacy Notice</title><style>p { color: red }</style>
+<script>var leak = "SCRIPT LEAK";</script></head>
+<body>
+<header>SITE HEADER LEAK</header><nav><a href="/">Home</a></nav>
+<main>
+<h1>Privacy</h1>
+<p>We process <b>personal data</b> lawfully,<br>fairly and transparently.</p>
+<h2>Your rights</h2>
+<p>You have the right to:</p>
+<ol><li>access your data;</li><li>erasure<ul><li>subject to legal limits</li></ul></li></ol>
+<table>
+  <tr><th>Data</th><th>Retention</th></tr>
+  <tr><td>Server logs</td><td>30 days</td></tr>
+</table>
+<div>Contact the data protection officer at <a href="mailto:dpo@example.com">dpo@example.com</a> for questions.</div>
+<!-- a comment that must not appear -->
+</main>
+<footer>FOOTER LEAK</footer>
+</body></html>"""
+
+
+def test_html() -> None:
+    doc = parse_bytes(HTML.encode(), "notice.html")
+    b.check_invariants(doc)
+    assert doc.title == "Privacy Notice"
+    for leak in ("SCRIPT LEAK", "SITE HEADER LEAK", "FOOTER LEAK", "Home", "color", "comment"):
+        assert leak not in doc.text
+    kinds = [(p.kind, p.text, p.heading_path) for p in doc.paragraphs]
+    assert kinds == [
+        ("paragraph", "We process personal data lawfully, fairly and transparently.", ("Privacy",)),
+        (
+            "list",
+            "You have the right to:\n1. access your data;\n2. erasure\n  - subject to legal limits",
+            ("Privacy", "Your rights"),
+        ),
+        ("table-row", "Data: Server logs; Retention: 30 days", ("Privacy", "Your rights")),
+        (
+            "paragraph",
+            "Contact the data protection officer at dpo@example.com for questions.",
+            ("Privacy", "Your rights"),
+        ),
+    ]
+
+
+def test_html_by_media_type_and_title_fallback() -> None:
+    doc = parse_bytes(
+        b"<h1>Cookie Policy</h1><p>We use strictly necessary cookies only.</p>",
+        "page",
+        media_type="text/html",
+    )
+    assert doc.title == "Cookie Policy"
+    assert doc.paragraphs[0].text == "We use strictly necessary cookies only."
+
+
+def test_binary_markdown_refused() -> None:
+    with pytest.raises(DocumentError):
+        parse_bytes(b"\x00\x00\x00", "x.md")
