@@ -270,3 +270,22 @@ def test_load_pack_law_without_any_source(monkeypatch: pytest.MonkeyPatch, tmp_p
     clear_law_cache()
     with pytest.raises(DownloadError, match="COMPLIANCE_LAW_MIRROR"):
         load_pack_law("eprivacy")
+
+
+def test_dates_official_file_first_pack_fills_gaps(shared_data: Path) -> None:
+    from datetime import date
+
+    from compliance.rules import apply_pack_metadata, parse_formex
+
+    pack = make_pack(None).model_copy(
+        update={"date_in_force": date(2099, 1, 1), "date_adopted": date(2099, 1, 1), "date_applicable": None}
+    )
+    law = apply_pack_metadata(parse_formex(BODY, source="mini"), pack)
+    assert law.date_in_force == date(2030, 2, 1) and law.date_adopted == date(2030, 1, 15)  # from the XML
+    assert law.metadata["date_applicable"] == "2031-01-01"
+    # the OJ original has no publication date, so its in-force date comes from the pack
+    oj = install_pack("gdpr", from_path=shared_data / "laws" / "gdpr" / "L_2016119EN.01000101.xml")
+    assert oj.date_in_force == date(2016, 5, 24)
+    # EU JSON's effective_date (here the application date) yields to the pack's entry-into-force date
+    nis2 = install_pack("nis2", mirror=shared_data / "laws")
+    assert nis2.date_in_force == date(2023, 1, 16) and nis2.metadata["effective_date"] == "2024-10-17"

@@ -14,6 +14,7 @@ import logging
 import tempfile
 import time
 from dataclasses import replace
+from datetime import date
 from functools import lru_cache
 from pathlib import Path
 
@@ -201,14 +202,24 @@ def fetch_pack_source(
 
 
 def apply_pack_metadata(law: Law, pack: LawPack) -> Law:
-    """``law`` with the pack's identity and dates (the file's own values are kept where the pack has none)."""
+    """``law`` with the pack's identity (identifier, short name, title, type) and dates.
+
+    Dates read from an official file (Formex, CLML) win over the pack's; the pack fills the gaps. For EU JSON,
+    whose ``effective_date`` mixes entry into force and application, the pack's dates win.
+    """
+    official = law.source_format in ("formex4", "clml")
+
+    def pick(from_file: date | None, from_pack: date | None) -> date | None:
+        first, second = (from_file, from_pack) if official else (from_pack, from_file)
+        return first or second
+
     metadata = dict(law.metadata)
     metadata["pack"] = pack.name
     if pack.short_title:
         metadata["short_title"] = pack.short_title
     if pack.eur_lex_url:
         metadata["eur_lex_url"] = pack.eur_lex_url
-    if pack.date_applicable:
+    if pack.date_applicable and not (official and metadata.get("date_applicable")):
         metadata["date_applicable"] = pack.date_applicable.isoformat()
     source_entry = pack.source_for_checksum(law.checksum) if law.checksum else None
     if source_entry is not None:
@@ -220,8 +231,8 @@ def apply_pack_metadata(law: Law, pack: LawPack) -> Law:
         title=pack.title,
         jurisdiction=pack.jurisdiction,
         law_type=pack.law_type,
-        date_adopted=pack.date_adopted or law.date_adopted,
-        date_in_force=pack.date_in_force or law.date_in_force,
+        date_adopted=pick(law.date_adopted, pack.date_adopted),
+        date_in_force=pick(law.date_in_force, pack.date_in_force),
         metadata=metadata,
     )
 
