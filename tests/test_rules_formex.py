@@ -100,6 +100,16 @@ def test_mini_detected_and_loaded_from_path() -> None:
         (b"<CORR><TITLE/></CORR>", "corrigendum"),
         (b"<ACT><TITLE><TI><P>Regulation</P></TI></TITLE></ACT>", "ENACTING.TERMS"),
         (b"<ACT><ENACTING.TERMS><DIVISION/></ENACTING.TERMS></ACT>", "no ARTICLE"),
+        (
+            b"<ACT><ENACTING.TERMS><DIVISION><TITLE><TI><P>CHAPTER " + b"X" * 70 + b"</P></TI></TITLE>"
+            b"<ARTICLE><TI.ART>Article 1</TI.ART><ALINEA>x</ALINEA></ARTICLE></DIVISION></ENACTING.TERMS></ACT>",
+            "too long",
+        ),
+        (
+            b"<ACT><ENACTING.TERMS><ARTICLE><TI.ART>Article 1</TI.ART><PARAG><NO.PARAG>1.</NO.PARAG>"
+            b"<ALINEA>x</ALINEA></PARAG></ARTICLE></ENACTING.TERMS></ACT>",
+            "CELEX",
+        ),
     ],
 )
 def test_bad_input_names_file_and_problem(data: bytes, problem: str) -> None:

@@ -12,6 +12,8 @@ from compliance.rules.model import Provision, ProvisionKind
 __all__ = ["ProvisionList", "normalise_space", "parse_iso_date", "sha256_hex"]
 
 _SPACE = re.compile(r"\s+")
+MAX_KEY_LENGTH = 255  # what stores may assume (the SQL store uses VARCHAR(255) / VARCHAR(64))
+MAX_NUMBER_LENGTH = 64
 
 
 def normalise_space(text: str) -> str:
@@ -64,6 +66,11 @@ class ProvisionList:
         """Append a provision; ``key`` must be new, ``parent_key`` already added (or ``None``)."""
         if key in self._keys:
             raise CorpusFormatError(self.source, f"duplicate provision {key!r} (numbering is not unique)")
+        if len(key) > MAX_KEY_LENGTH or (number is not None and len(number) > MAX_NUMBER_LENGTH):
+            raise CorpusFormatError(
+                self.source,
+                f"provision key or number too long ({key[:80]!r}…): the structure was not recognised",
+            )
         if parent_key is not None and parent_key not in self._keys:
             raise CorpusFormatError(self.source, f"provision {key!r} refers to unknown parent {parent_key!r}")
         prov = Provision(

@@ -273,7 +273,7 @@ def parse_eu_json(data: bytes, *, source: str) -> Law:
             metadata[key_out] = str(doc[key_in])
     return Law(
         identifier=celex,
-        short_name=str(doc.get("id") or celex).lower(),
+        short_name=re.sub(r"[^a-z0-9_-]+", "-", str(doc.get("id") or celex).lower()).strip("-")[:64] or "law",
         title=normalise_space(str(doc.get("full_name") or celex)),
         jurisdiction="EU",
         law_type=law_type,
