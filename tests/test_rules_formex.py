@@ -230,3 +230,59 @@ def test_gdpr_non_act_files_rejected(shared_data: Path, name: str) -> None:
     with pytest.raises(CorpusFormatError, match="not an act") as info:
         load_law_file(path)
     assert info.value.source == str(path)
+
+
+CONSOLIDATED_WITH_TITLES = b"""<?xml version="1.0" encoding="UTF-8"?>
+<CONS.ACT>
+  <INFO.CONSLEG CONSLEG.REF="2031L0007" CONSLEG.DATE="20320301" LEG.VAL="DIR"/>
+  <CONS.DOC>
+    <FAM.COMP LEG.VAL="DIR">
+      <BIB.DATA>
+        <BIB.INSTANCE.CONS><DATE ISO="20310110">20310110</DATE></BIB.INSTANCE.CONS>
+        <NO.CELEX>32031L0007</NO.CELEX>
+        <DATE ISO="20310105">20310105</DATE>
+        <TITLE><TI><P>Directive (EU) 2031/7 on pots</P></TI></TITLE>
+      </BIB.DATA>
+    </FAM.COMP>
+    <ENACTING.TERMS>
+      <DIVISION>
+        <TITLE><TI><P>TITLE I</P></TI><STI><P>Scope</P></STI></TITLE>
+        <DIVISION>
+          <TITLE><TI><P>CHAPTER 1</P></TI><STI><P>General</P></STI></TITLE>
+          <ARTICLE IDENTIFIER="001"><TI.ART>Article 1</TI.ART><STI.ART>Subject</STI.ART>
+            <ALINEA>This Directive concerns pots.</ALINEA></ARTICLE>
+        </DIVISION>
+      </DIVISION>
+      <DIVISION>
+        <TITLE><TI><P>TITLE II</P></TI><STI><P>Final provisions</P></STI></TITLE>
+        <DIVISION>
+          <TITLE><TI><P>CHAPTER 1</P></TI><STI><P>Dates</P></STI></TITLE>
+          <ARTICLE IDENTIFIER="002"><TI.ART>Article 2</TI.ART><STI.ART>Entry into force</STI.ART>
+            <ALINEA>This Directive shall enter into force on the third day following that of its publication in the
+            <HT TYPE="ITALIC">Official Journal of the European Union</HT>.</ALINEA></ARTICLE>
+        </DIVISION>
+      </DIVISION>
+    </ENACTING.TERMS>
+  </CONS.DOC>
+  <CONS.ANNEX>
+    <ANNEX><TITLE><TI><P>ANNEX I</P></TI><STI><P>List of pots</P></STI></TITLE>
+      <CONTENTS><P>Clay pots.</P><P>Plastic pots.</P></CONTENTS></ANNEX>
+  </CONS.ANNEX>
+</CONS.ACT>
+"""
+
+
+def test_consolidated_directive_with_titles_and_annex() -> None:
+    law = parse_formex(CONSOLIDATED_WITH_TITLES, source="dir.xml")
+    assert law.identifier == "32031L0007" and law.law_type == "directive"
+    assert law.get("tit:I").kind == "part" and law.get("tit:I").title == "Scope"
+    # chapter numbers restart per title: the key path keeps them apart
+    assert law.get("tit:I/chp:1").title == "General" and law.get("tit:II/chp:1").title == "Dates"
+    assert law.article(2).parent_key == "tit:II/chp:1"
+    assert law.chapter_of("art:2").key == "tit:II/chp:1"  # type: ignore[union-attr]
+    annex = law.get("anx:I")
+    assert annex.kind == "annex" and annex.title == "List of pots"
+    assert annex.text.splitlines() == ["Clay pots.", "Plastic pots."]
+    assert law.date_adopted == date(2031, 1, 5)
+    assert law.date_in_force == date(2031, 1, 13)  # published 10.1.2031 + 3 days
+    assert law.version_date == date(2032, 3, 1)
