@@ -235,3 +235,20 @@ def test_laws_errors(tmp_path: Path) -> None:
     assert unknown.exit_code == 1 and "error [C202]" in unknown.stderr
     bad_pack = invoke("laws", "install", "nosuchpack", "--database", url)
     assert bad_pack.exit_code == 1 and "error [C2" in bad_pack.stderr
+
+
+def test_unreachable_database_is_one_clean_error() -> None:
+    result = invoke("documents", "list", "--database", "postgresql+psycopg://nobody@127.0.0.1:1/none")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error [C401]: cannot open")
+    assert "Traceback" not in result.output
+
+
+def test_db_downgrade_asks_first(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'down.db'}"
+    invoke("db", "upgrade", "--database", url)
+    refused = CliRunner().invoke(cli, ["db", "downgrade", "base", "--database", url], input="n\n")
+    assert refused.exit_code == 1 and Store(url).current_revision() == "0001"
+    done = invoke("db", "downgrade", "base", "--yes", "--database", url)
+    assert done.exit_code == 0 and "(empty)" in done.stdout
+    assert Store(url).is_empty()

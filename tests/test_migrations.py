@@ -108,3 +108,30 @@ def test_sqlite_migration_is_transactional(tmp_path: Path, monkeypatch: pytest.M
         store.upgrade()
     assert not (TABLES & tables(store))
     assert store.current_revision() is None
+
+
+def test_foreign_keys_are_enforced_after_a_migration(tmp_path: Path) -> None:
+    from compliance.store.models import ParagraphRow
+
+    store = Store(f"sqlite:///{tmp_path / 'fk.db'}")
+    store.upgrade()
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    with pytest.raises(StoreError, match="FOREIGN KEY"), store.session() as s:
+        s.add(ParagraphRow(version_id=12345, ordinal=0, text="orphan", text_sha256="0" * 64))
+
+
+def test_new_revision_script_for_developers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from compliance.store import schema
+
+    copy = tmp_path / "migrations"
+    shutil.copytree(schema.MIGRATIONS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(schema, "MIGRATIONS_DIR", copy)
+    path = schema.new_revision("Add a column!")
+    assert path == copy / "versions" / "0002_add_a_column.py" and path.exists()
+    text = path.read_text()
+    assert "down_revision: str | None = '0001'" in text
+    # the models and revision 0001 agree, so autogenerate finds nothing to do
+    assert "op." not in text.split("def upgrade")[1].split("def downgrade")[0]

@@ -79,3 +79,29 @@ def check(database_url: str | None) -> None:
             click.echo(f"difference: {d}", err=True)
         raise click.exceptions.Exit(1)
     click.echo("the database schema matches the models")
+
+
+@db.command()
+@click.argument("revision")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@database_option
+def downgrade(revision: str, yes: bool, database_url: str | None) -> None:
+    """Revert the schema to REVISION (``base`` removes every table and all data)."""
+    from compliance.store import Store
+
+    store = Store(database_url)
+    if not yes:
+        click.confirm(f"Downgrade {store!r} to {revision}? Data in removed tables is lost", abort=True)
+    store.downgrade(revision)
+    click.echo(f"{store!r}: now at revision {store.current_revision() or '(empty)'}")
+
+
+@db.command()
+@click.option("-m", "--message", required=True, help="What the schema change does.")
+@click.option("--empty", is_flag=True, help="Write an empty script instead of comparing with the models.")
+def revision(message: str, empty: bool) -> None:
+    """For developers: write the next migration script into the package (compliance/migrations/versions)."""
+    from compliance.store.schema import new_revision
+
+    path = new_revision(message, autogenerate=not empty)
+    click.echo(f"wrote {path}: review it, then run the migration tests on SQLite and PostgreSQL")

@@ -158,10 +158,10 @@ class Store:
         return f"database error: {text}"
 
     def upgrade(self, revision: str = "head") -> None:
-        """Apply the Alembic migrations up to ``revision``."""
+        """Apply the Alembic migrations up to ``revision`` (in one transaction)."""
         from compliance.store import schema
 
-        with self.engine.begin() as connection:
+        with schema.migration_connection(self.engine) as connection:
             schema.upgrade(connection, revision)
         logger.info("database %r upgraded to %s", self, revision)
 
@@ -169,7 +169,7 @@ class Store:
         """Revert the migrations down to ``revision`` (``"base"`` drops every table: data is lost)."""
         from compliance.store import schema
 
-        with self.engine.begin() as connection:
+        with schema.migration_connection(self.engine) as connection:
             schema.downgrade(connection, revision)
 
     def current_revision(self) -> str | None:

@@ -7,6 +7,8 @@ PostgreSQL (including a ``search_path`` set through the URL's ``options``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +66,32 @@ def create_engine_for(url: str, *, echo: bool = False) -> Engine:
             connection.exec_driver_sql("BEGIN")
 
     return engine
+
+
+@contextmanager
+def migration_connection(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction for running migrations; committed at the end, rolled back on error.
+
+    On SQLite, foreign keys are switched off for the migration (batch mode rebuilds tables, and dropping a
+    referenced table with foreign keys on would cascade deletes), checked with ``PRAGMA foreign_key_check``
+    before committing, and switched on again afterwards.
+    """
+    from compliance.errors import StoreError
+
+    with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:  # must happen outside a transaction: the PRAGMA is a no-op inside one
+            connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+        try:
+            with connection.begin():
+                yield connection
+                if sqlite:
+                    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise StoreError(f"the migration left rows with dangling foreign keys: {broken[:5]}")
+        finally:
+            if sqlite:
+                connection.connection.driver_connection.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
 
 
 def configure_options(connection: Connection) -> dict[str, Any]:
@@ -133,3 +161,33 @@ def schema_diff(connection: Connection) -> list[Any]:
 
     ctx = MigrationContext.configure(connection, opts=configure_options(connection))
     return list(compare_metadata(ctx, Base.metadata))
+
+
+def new_revision(message: str, *, autogenerate: bool = True) -> Path:
+    """For developers: write the next revision script (``0002_<slug>.py`` …) into ``migrations/versions``.
+
+    With ``autogenerate`` the script holds the operations that bring a database at the current head to the
+    ORM models (computed against a temporary SQLite database); review it, and check it on PostgreSQL.
+    """
+    import re
+    import tempfile
+
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config())
+    numbers = [int(r.revision) for r in script.walk_revisions() if r.revision.isdigit()]
+    rev_id = f"{max(numbers, default=0) + 1:04d}"
+    slug = re.sub(r"[^a-z0-9]+", "_", message.lower()).strip("_")[:40] or "revision"
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = create_engine_for(f"sqlite:///{Path(tmp) / 'head.db'}")
+        try:
+            with migration_connection(engine) as connection:
+                upgrade(connection)
+            with engine.begin() as connection:
+                cfg = alembic_config(connection)
+                cfg.set_main_option("file_template", f"%%(rev)s_{slug}")  # %% escapes configparser
+                command.revision(cfg, message=message, autogenerate=autogenerate, rev_id=rev_id)
+        finally:
+            engine.dispose()
+    return MIGRATIONS_DIR / "versions" / f"{rev_id}_{slug}.py"
