@@ -289,3 +289,14 @@ def test_dates_official_file_first_pack_fills_gaps(shared_data: Path) -> None:
     # EU JSON's effective_date (here the application date) yields to the pack's entry-into-force date
     nis2 = install_pack("nis2", mirror=shared_data / "laws")
     assert nis2.date_in_force == date(2023, 1, 16) and nis2.metadata["effective_date"] == "2024-10-17"
+
+
+def test_download_with_progress_bar(server: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from compliance.progress import enable_progress
+
+    enable_progress(True)
+    try:
+        assert download(f"{server}/ok.xml", timeout=0.5, retries=0) == BODY
+    finally:
+        enable_progress(False)
+    assert "ok.xml" in capsys.readouterr().err

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from compliance.errors import ChecksumMismatchError, CorpusFormatError, DownloadError
+from compliance.progress import bar
 from compliance.rules.building import sha256_hex
 from compliance.rules.model import Law
 from compliance.rules.packs import LawPack, PackSource, get_pack
@@ -113,13 +114,17 @@ def download(
                 expected_len = int(expected) if expected and expected.isdigit() else None
                 if expected_len is not None and expected_len > max_bytes:
                     raise DownloadError(f"{url}: {expected_len} bytes is more than the limit of {max_bytes}")
-                with tempfile.TemporaryFile() as tmp:
+                with (
+                    tempfile.TemporaryFile() as tmp,
+                    bar(expected_len, desc=url.rsplit("/", 1)[-1][:40], unit="B") as progress,
+                ):
                     received = 0
                     for chunk in response.iter_bytes(64 * 1024):
                         received += len(chunk)
                         if received > max_bytes:
                             raise DownloadError(f"{url}: more than the limit of {max_bytes} bytes")
                         tmp.write(chunk)
+                        progress.update(len(chunk))
                     if expected_len is not None and received != expected_len:
                         last_problem = f"partial body: {received} of {expected_len} bytes"
                         continue
