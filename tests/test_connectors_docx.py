@@ -125,7 +125,8 @@ def test_merged_cells_and_nested_list_levels(tmp_path: Path) -> None:
 
     d = docx.Document()
     t = d.add_table(rows=3, cols=2)
-    t.cell(0, 0).text, t.cell(0, 1).text = "System", "Measure"
+    t.cell(0, 0).paragraphs[0].add_run("System").bold = True  # a bold first row is a header row
+    t.cell(0, 1).paragraphs[0].add_run("Measure").bold = True
     t.cell(1, 0).text, t.cell(1, 1).text = "CRM", "Encryption at rest"
     t.cell(1, 0).merge(t.cell(2, 0))  # vertical merge: the value repeats on the second row
     t.cell(2, 1).text = "Access logging"
@@ -140,3 +141,15 @@ def test_merged_cells_and_nested_list_levels(tmp_path: Path) -> None:
     assert "Access logging" in rows[1]
     lst = next(p for p in doc.paragraphs if p.kind == "list")
     assert lst.text.startswith("The controls are:\n- technical measures\n")
+
+
+def test_two_column_table_without_header_is_label_value(tmp_path: Path) -> None:
+    import docx
+
+    d = docx.Document()
+    t = d.add_table(rows=3, cols=2)
+    for r, (k, v) in enumerate([("Document ID", "NWL-POL-001"), ("Version", "2.1"), ("Owner", "CISO")]):
+        t.cell(r, 0).text, t.cell(r, 1).text = k, v
+    d.save(str(tmp_path / "control.docx"))
+    doc = parse_path(tmp_path / "control.docx")
+    assert [p.text for p in doc.paragraphs] == ["Document ID: NWL-POL-001", "Version: 2.1", "Owner: CISO"]

@@ -165,3 +165,13 @@ def test_html_by_media_type_and_title_fallback() -> None:
 def test_binary_markdown_refused() -> None:
     with pytest.raises(DocumentError):
         parse_bytes(b"\x00\x00\x00", "x.md")
+
+
+def test_markdown_front_matter_is_metadata_not_text() -> None:
+    text = "---\ntitle: Retention Rules\ndoc_id: NWL-9\n---\n\n## Scope\n\nRecords are kept for six years after closure.\n"
+    doc = parse_bytes(text.encode(), "rules.md")
+    assert doc.title == "Retention Rules"
+    assert doc.metadata["front_matter.doc_id"] == "NWL-9"
+    assert "doc_id" not in doc.text
+    assert [p.text for p in doc.paragraphs] == ["Records are kept for six years after closure."]
+    assert doc.paragraphs[0].heading_path == ("Scope",)

@@ -57,6 +57,49 @@ def clean_text(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def table_blocks(
+    grid: Sequence[Sequence[str]], *, header: bool | None = None, page: int | None = None
+) -> list[Block]:
+    """Turn a table (rows of cell texts) into ``"table-row"`` blocks.
+
+    With a header row each data row reads ``"Header: value; Header: value"`` (empty cells left out). Without
+    one, a two-column table is read as label/value pairs (``"Label: value"``) and wider tables as their cells
+    joined with ``"; "``.
+
+    Args:
+        grid: Rows of cell texts (cell line breaks are folded into spaces).
+        header: True when the first row is a header (bold or marked as repeating header), False when it is
+            known not to be, None to decide: two-column tables are label/value pairs, others have a header.
+        page: Page number for every row.
+    """
+    rows = [[" ".join(str(c or "").split()) for c in row] for row in grid]
+    rows = [row for row in rows if any(row)]
+    if not rows:
+        return []
+    width = max(len(row) for row in rows)
+    if header is None:
+        header = not (width == 2 and len(rows) > 1)
+    if not header or len(rows) == 1:
+        if width == 2:
+            texts = [
+                f"{r[0]}: {r[1]}" if r[0] and len(r) > 1 and r[1] else "; ".join(c for c in r if c)
+                for r in rows
+            ]
+        else:
+            texts = ["; ".join(c for c in r if c) for r in rows]
+        return [Block("table-row", t, page=page) for t in texts]
+    head = rows[0]
+    out = []
+    for row in rows[1:]:
+        parts = [
+            f"{head[i]}: {cell}" if i < len(head) and head[i] and head[i] != cell else cell
+            for i, cell in enumerate(row)
+            if cell
+        ]
+        out.append(Block("table-row", "; ".join(parts), page=page))
+    return out
+
+
 @dataclass(slots=True)
 class _Segment:
     kind: ParagraphKind

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from compliance.connectors.assemble import Block, assemble
+from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.model import ParsedDocument
 from compliance.connectors.safety import check_size, open_ooxml_zip
@@ -221,8 +221,22 @@ def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | 
     return Block("paragraph", text)
 
 
+def _is_bold_row(tr: Any) -> bool:
+    runs = [r for r in tr.iter(_w("r")) if "".join(t.text or "" for t in r.iter(_w("t"))).strip()]
+    if not runs:
+        return False
+    for r in runs:
+        rpr = r.find(_w("rPr"))
+        b = rpr.find(_w("b")) if rpr is not None else None
+        if b is None or b.get(_w("val")) in ("0", "false"):
+            return False
+    return True
+
+
 def _table_rows(tbl: Any) -> Iterator[Block]:
+    """Rows of a table; the first row is a header when bold or marked as a repeating header row."""
     grid: list[list[str]] = []
+    header: bool | None = None
     for tr in tbl.findall(_w("tr")):
         row: list[str] = []
         for tc in tr.findall(_w("tc")):
@@ -236,24 +250,14 @@ def _table_rows(tbl: Any) -> Iterator[Block]:
                 text = above[col] if col < len(above) else text
             row.append(text)
             row.extend([""] * (span - 1))
-        if any(cell for cell in row):
-            grid.append(row)
-    if not grid:
-        return
-    header = grid[0]
-    if len(grid) == 1 or len(header) == 1:
-        for row in grid:
-            yield Block("table-row", "; ".join(c for c in row if c))
-        return
-    for row in grid[1:]:
-        parts = []
-        for i, cell in enumerate(row):
-            if not cell:
-                continue
-            key = header[i] if i < len(header) else ""
-            parts.append(f"{key}: {cell}" if key and key != cell else cell)
-        if parts:
-            yield Block("table-row", "; ".join(parts))
+        if not any(row):
+            continue
+        if not grid:
+            trpr = tr.find(_w("trPr"))
+            if (trpr is not None and trpr.find(_w("tblHeader")) is not None) or _is_bold_row(tr):
+                header = True
+        grid.append(row)
+    yield from table_blocks(grid, header=header)
 
 
 def _body_blocks(container: Any, styles: _Styles, numbering: _Numbering) -> Iterator[Block]:

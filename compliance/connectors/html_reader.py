@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from compliance.connectors.assemble import Block, assemble
+from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.model import ParsedDocument
 from compliance.connectors.safety import check_size
@@ -56,35 +56,23 @@ def _inline(node: Any) -> str:
 
 def _table(table: Any) -> Iterator[Block]:
     rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
-    grid: list[tuple[list[str], bool]] = []
+    grid: list[list[str]] = []
+    header: bool | None = None
     for tr in rows:
         cells = tr.find_all(["td", "th"], recursive=False)
         values: list[str] = []
         for cell in cells:
-            text = " ".join(_inline(cell).split())
-            values.append(text)
+            values.append(" ".join(_inline(cell).split()))
             span = cell.get("colspan")
             if isinstance(span, str) and span.isdigit():
                 values.extend([""] * (min(int(span), 50) - 1))
-        is_header = bool(cells) and all(c.name == "th" for c in cells)
-        if any(values):
-            grid.append((values, is_header or tr.find_parent("thead") is not None))
-    if not grid:
-        return
-    header: list[str] = []
-    body = grid
-    if grid[0][1] or len(grid) > 1:
-        header, body = grid[0][0], grid[1:]
-    if not body:
-        yield Block("table-row", "; ".join(v for v in header if v))
-        return
-    for values, _ in body:
-        parts = [
-            f"{header[i]}: {v}" if i < len(header) and header[i] and header[i] != v else v
-            for i, v in enumerate(values)
-            if v
-        ]
-        yield Block("table-row", "; ".join(parts))
+        if not any(values):
+            continue
+        if not grid:
+            is_head = all(c.name == "th" for c in cells) or tr.find_parent("thead") is not None
+            header = True if is_head else None
+        grid.append(values)
+    yield from table_blocks(grid, header=header)
 
 
 def _list(node: Any, depth: int) -> Iterator[Block]:

@@ -23,9 +23,9 @@ import statistics
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from compliance.connectors.assemble import Block, assemble
+from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.model import ParsedDocument
 from compliance.connectors.safety import check_size
@@ -51,6 +51,7 @@ class _Line:
     x0: float
     size: float
     bold: bool
+    table: list[list[str]] | None = None  # a table found by pdfplumber, standing in for its text lines
 
 
 @dataclass(slots=True)
@@ -80,18 +81,46 @@ def _is_encryption_error(exc: BaseException) -> bool:
     return False
 
 
+def _cell_text(cell: str | None) -> str:
+    parts: list[str] = []
+    for line in (cell or "").split("\n"):
+        if line.strip():
+            _join(parts, line.strip())
+    return parts[0] if parts else ""
+
+
+def _bold(chars: list[dict[str, Any]]) -> bool:
+    letters = [c for c in chars if str(c.get("text", "")).isalpha()]
+    return bool(letters) and all("bold" in str(c.get("fontname", "")).lower() for c in letters)
+
+
 def _page_lines(page: Any, number: int) -> list[_Line]:
-    lines: list[_Line] = []
+    """Text lines of a page in reading order; each ruled table is one pseudo-line carrying its cells."""
+    tables: list[_Line] = []
+    boxes: list[tuple[float, float, float, float]] = []
+    for table in page.find_tables():
+        rows = [[_cell_text(c) for c in row] for row in table.extract()]
+        if len(rows) < 2 and all(len(r) < 2 for r in rows):
+            continue  # a box around a paragraph, not a table
+        x0, top, x1, bottom = table.bbox
+        boxes.append((x0, top, x1, bottom))
+        r0 = table.rows[0].bbox
+        head_chars = [c for c in page.chars if r0[1] <= (c["top"] + c["bottom"]) / 2 <= r0[3]]
+        tables.append(_Line("", number, top, bottom, x0, 0.0, _bold(head_chars), table=rows))
+
+    def in_table(top: float, bottom: float, x0: float) -> bool:
+        mid = (top + bottom) / 2
+        return any(bt <= mid <= bb and bx0 - 1 <= x0 <= bx1 for bx0, bt, bx1, bb in boxes)
+
+    lines: list[_Line] = list(tables)
     for raw in page.extract_text_lines(strip=True, return_chars=True):
         text = raw["text"].strip()
         chars = [c for c in raw.get("chars", []) if c.get("text", "").strip()]
-        if not text or not chars:
+        if not text or not chars or in_table(float(raw["top"]), float(raw["bottom"]), float(raw["x0"])):
             continue
         size = Counter(round(float(c.get("size", 0.0)) * 2) / 2 for c in chars).most_common(1)[0][0]
-        bold = all("bold" in str(c.get("fontname", "")).lower() for c in chars if c["text"].isalpha())
-        bold = bold and any(c["text"].isalpha() for c in chars)
         lines.append(
-            _Line(text, number, float(raw["top"]), float(raw["bottom"]), float(raw["x0"]), size, bold)
+            _Line(text, number, float(raw["top"]), float(raw["bottom"]), float(raw["x0"]), size, _bold(chars))
         )
     lines.sort(key=lambda ln: (round(ln.top, 1), ln.x0))
     return lines
@@ -102,12 +131,14 @@ def _drop_running_lines(pages: list[list[_Line]]) -> list[list[_Line]]:
     n = len(pages)
     counts: Counter[str] = Counter()
     for lines in pages:
-        zone = {_normalise(ln.text) for ln in lines[:2] + lines[-2:]}
+        text_lines = [ln for ln in lines if ln.table is None]
+        zone = {_normalise(ln.text) for ln in text_lines[:2] + text_lines[-2:]}
         counts.update(zone)
     needed = max(2, math.ceil(n / 2))
     out: list[list[_Line]] = []
     for lines in pages:
-        edge = {id(ln) for ln in lines[:2] + lines[-2:]}
+        text_lines = [ln for ln in lines if ln.table is None]
+        edge = {id(ln) for ln in text_lines[:2] + text_lines[-2:]}
         kept = []
         for ln in lines:
             norm = _normalise(ln.text)
@@ -129,14 +160,17 @@ def _join(parts: list[str], text: str) -> None:
 
 def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     body = [ln for lines in pages for ln in lines]
+    text_body = [ln for ln in body if ln.table is None]
     if not body:
         return
     size_weight: Counter[float] = Counter()
-    for ln in body:
+    for ln in text_body:
         size_weight[ln.size] += len(ln.text)
-    body_size = size_weight.most_common(1)[0][0]
+    body_size = size_weight.most_common(1)[0][0] if size_weight else 0.0
 
     def heading_size(ln: _Line) -> float | None:
+        if ln.table is not None:
+            return None
         if ln.size >= body_size * 1.15:
             return ln.size
         words = ln.text.split()
@@ -144,23 +178,33 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             return body_size
         return None
 
-    heading_sizes = sorted({s for ln in body if (s := heading_size(ln)) is not None}, reverse=True)
-    level_of = {s: i + 1 for i, s in enumerate(heading_sizes)}
+    heading_sizes = sorted({s for ln in text_body if (s := heading_size(ln)) is not None}, reverse=True)
+    # the largest size, used only by the first line(s) of the document, is the title: kept out of heading paths
+    title_size: float | None = None
+    if len(heading_sizes) > 1:
+        top_lines = [i for i, ln in enumerate(body) if heading_size(ln) == heading_sizes[0]]
+        if top_lines == list(range(len(top_lines))):
+            title_size = heading_sizes[0]
+    level_of = {s: i + 1 for i, s in enumerate(h for h in heading_sizes if h != title_size)}
+    if title_size is not None:
+        level_of[title_size] = 0
 
     gaps: list[float] = []
     heights: list[float] = []
     for lines in pages:
-        for a, b in itertools.pairwise(lines):
+        text_lines = [ln for ln in lines if ln.table is None]
+        for a, b in itertools.pairwise(text_lines):
             if heading_size(a) is None and heading_size(b) is None and b.top > a.top:
                 gaps.append(max(0.0, b.top - a.bottom))
-        heights.extend(ln.bottom - ln.top for ln in lines)
+        heights.extend(ln.bottom - ln.top for ln in text_lines)
     typical_gap = statistics.median(gaps) if gaps else 2.0
     typical_height = statistics.median(heights) if heights else body_size
     para_gap = max(typical_gap * 1.8, typical_gap + 0.5 * typical_height)
-    left = min((ln.x0 for ln in body if heading_size(ln) is None), default=0.0)
+    left = min((ln.x0 for ln in text_body if heading_size(ln) is None), default=0.0)
 
     current: _Open | None = None
     heading: tuple[float, list[_Line]] | None = None
+    last_table: tuple[list[str] | None, int] | None = None  # (header, columns) of a table that may continue
 
     def flush() -> Iterator[Block]:
         nonlocal current, heading
@@ -169,18 +213,46 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             yield Block("heading", " ".join(ln.text for ln in hl), level=level_of[size], page=hl[0].page)
             heading = None
         if current is not None:
-            kind = "list-item" if current.kind == "list-item" else "paragraph"
-            yield Block(kind, " ".join(current.parts), page=current.lines[0].page, marker=current.marker)  # type: ignore[arg-type]
+            kind: Literal["list-item", "paragraph"] = (
+                "list-item" if current.kind == "list-item" else "paragraph"
+            )
+            yield Block(kind, " ".join(current.parts), page=current.lines[0].page, marker=current.marker)
             current = None
 
     prev: _Line | None = None
     for ln in body:
+        if ln.table is not None:
+            yield from flush()
+            rows = ln.table
+            width = max(len(r) for r in rows)
+            continues = (
+                last_table is not None
+                and last_table[1] == width
+                and prev is not None
+                and prev.page != ln.page
+            )
+            if continues and last_table is not None and last_table[0] is not None:
+                header = last_table[0]
+                if rows[0] == header:  # the header row repeated on the new page
+                    rows = rows[1:]
+                yield from table_blocks([header, *rows], header=True, page=ln.page)
+            else:
+                header_flag = True if ln.bold else None
+                yield from table_blocks(rows, header=header_flag, page=ln.page)
+                has_header = header_flag is True or (
+                    header_flag is None and not (width == 2 and len(rows) > 1)
+                )
+                last_table = (rows[0] if has_header else None, width)
+            prev = ln
+            continue
+        last_table = None
         hs = heading_size(ln)
         if hs is not None:
             if (
                 heading is not None
                 and heading[0] == hs
                 and prev is not None
+                and prev.table is None
                 and prev.page == ln.page
                 and ln.top - prev.bottom < para_gap
             ):

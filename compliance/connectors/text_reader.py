@@ -5,7 +5,8 @@ an enumerator are list items; a short single-line block without final punctuatio
 (``"2.1 Scope"``), written in capitals, or underlined with ``===``/``---`` is a heading.
 
 Markdown (markdown-it-py, CommonMark + tables): ``#`` headings build the heading path, lists (with their
-lead-in sentence) and table rows are kept as in the other connectors; code blocks and raw HTML are skipped.
+lead-in sentence) and table rows are kept as in the other connectors; code blocks and raw HTML are skipped. A
+leading YAML front-matter block is not body text: its ``title`` becomes the document title.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from compliance.connectors.assemble import Block, assemble
+from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.model import ParsedDocument
 from compliance.connectors.safety import check_size
@@ -23,6 +24,26 @@ from compliance.errors import DocumentError
 _LIST_RE = re.compile(r"^(\s*)([-*•▪◦●–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\(?[ivxIVX]{1,5}[.)])\s+(\S.*)$")
 _NUMBERED_HEADING_RE = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
 _UNDERLINE_RE = re.compile(r"^(=+|-+)\s*$")
+_FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+def split_front_matter(text: str) -> tuple[dict[str, str], str]:
+    """Separate a leading YAML front-matter block (``---`` … ``---``) from Markdown text.
+
+    Only flat ``key: value`` lines are read (no YAML parser is needed for titles); other lines are ignored.
+
+    Returns:
+        The front-matter keys and values, and the Markdown after the block (unchanged when there is none).
+    """
+    m = _FRONT_MATTER_RE.match(text)
+    if not m:
+        return {}, text
+    meta: dict[str, str] = {}
+    for line in m.group(1).splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith((" ", "\t", "-", "#")):
+            meta[key.strip()] = value.strip().strip("\"'")
+    return meta, text[m.end() :]
 
 
 def decode_text(data: bytes, source: str) -> str:
@@ -136,8 +157,7 @@ def markdown_blocks(text: str) -> tuple[list[Block], str]:
     item_open = 0
     item_has_text: list[bool] = []
     row: list[str] = []
-    header: list[str] = []
-    in_head = False
+    grid: list[list[str]] = []
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -178,27 +198,16 @@ def markdown_blocks(text: str) -> tuple[list[Block], str]:
             else:
                 blocks.append(Block("list-item", content, level=level, marker=marker))
                 item_has_text[-1] = True
-        elif t == "thead_open":
-            in_head = True
-        elif t == "thead_close":
-            in_head = False
+        elif t == "table_open":
+            grid = []
         elif t == "tr_open":
             row = []
         elif t in ("th_open", "td_open"):
             row.append(_inline_text(tokens[i + 1]) if tokens[i + 1].type == "inline" else "")
         elif t == "tr_close":
-            if in_head:
-                header = row
-            else:
-                parts = [
-                    f"{header[j]}: {cell}" if j < len(header) and header[j] else cell
-                    for j, cell in enumerate(row)
-                    if cell
-                ]
-                if parts:
-                    blocks.append(Block("table-row", "; ".join(parts)))
+            grid.append(row)
         elif t == "table_close":
-            header = []
+            blocks.extend(table_blocks(grid, header=True))  # a Markdown table always has a header row
         elif t == "inline" and tokens[i - 1].type == "paragraph_open":
             blocks.append(Block("paragraph", _inline_text(tok)))
         i += 1
@@ -208,7 +217,7 @@ def markdown_blocks(text: str) -> tuple[list[Block], str]:
 def parse_markdown(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     """Parse a Markdown file (see the module docstring for the rules)."""
     check_size(data, source, config)
-    text = decode_text(data, source)
+    front, text = split_front_matter(decode_text(data, source))
     blocks, title = markdown_blocks(text)
     return assemble(
         blocks,
@@ -216,6 +225,6 @@ def parse_markdown(data: bytes, source: str, config: SplitConfig) -> ParsedDocum
         source=source,
         media_type="text/markdown",
         config=config,
-        title=title,
-        metadata={"connector": "markdown"},
+        title=front.get("title") or title,
+        metadata={"connector": "markdown", **{f"front_matter.{k}": v for k, v in front.items() if v}},
     )
