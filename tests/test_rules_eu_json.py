@@ -42,6 +42,10 @@ SAMPLE = {
             "text": "This Directive shall enter into force on 1 June 2030.",
         },
         {"number": "4", "text": "1.   Inline numbered paragraph one.\n\n2.   Inline numbered paragraph two."},
+        {
+            "number": "5",
+            "text": "Heading of five\n\nMember States shall ensure:\n\n1.\n\non plants;\n\n2.\n\non pots.",
+        },
     ],
     "recitals": [
         {"recital_number": 1, "text": "Plants matter ▲."},
@@ -98,6 +102,11 @@ def test_sample_title_recovered_and_whole_text(mini: Law) -> None:
     assert [p.key for p in mini.children("art:2")] == ["art:2/pt:1", "art:2/pt:2"]
     assert mini.article(3).text == "This Directive shall enter into force on 1 June 2030."
     assert mini.article(4).title is None
+    # a missing title is taken from a heading line; "1." items after a lead sentence are a list, not paragraphs
+    art5 = mini.article(5)
+    assert art5.title == "Heading of five"
+    assert art5.text.splitlines() == ["Member States shall ensure:", "1. on plants;", "2. on pots."]
+    assert mini.children("art:5") == []
 
 
 def test_no_marker_anywhere(mini: Law) -> None:
@@ -121,8 +130,11 @@ def test_shared_eu_files(shared_data: Path, name: str) -> None:
         assert not MARKER.search(prov.text + (prov.title or "")), (name, prov.key)
         if prov.kind in ("paragraph", "point", "recital"):
             assert prov.text, (name, prov.key)
-    for article in law.articles:  # nothing is lost: an article's full text is non-empty
-        assert law.text_of(article.key), (name, article.key)
+    for article in law.articles:
+        assert law.text_of(article.key), (name, article.key)  # nothing is lost
+        assert article.title, (name, article.key)
+        if any(c.kind == "paragraph" for c in law.children(article.key)):
+            assert article.text == "", (name, article.key)  # else text_of would hide the paragraphs
     assert law.identifier.startswith("3") and law.source_format == "eu-json"
 
 

@@ -119,7 +119,10 @@ def _structure(text: str) -> tuple[str, list[_Block]]:
     """(lead text, paragraphs-or-points). Paragraph blocks carry their points as children."""
     blocks = _blocks(text)
     para_labels = [label for kind, label, _ in blocks if kind == "para" and label]
-    use_paras = _para_numbers_plausible(para_labels)
+    first_para = next((i for i, (kind, _, _) in enumerate(blocks) if kind == "para"), None)
+    # "Member States shall ensure …:" followed by "1." items: a numbered list, not numbered paragraphs
+    has_lead = first_para is not None and any(kind == "text" for kind, _, _ in blocks[:first_para])
+    use_paras = _para_numbers_plausible(para_labels) and not has_lead
     lead: list[str] = []
     top: list[_Block] = []
     current_para: _Block | None = None
@@ -191,6 +194,15 @@ def _article_title(title: str, text: str) -> tuple[str, str]:
     if not clean_title and "◄" in text[:300]:
         head, rest = text.split("◄", 1)
         return normalise_space(strip_consolidation_markers(head)), rest
+    if not clean_title:  # no title given: a heading-like first line is the title
+        cleaned = strip_consolidation_markers(text).strip()
+        first, sep, rest = cleaned.partition("\n")
+        first = normalise_space(first)
+        heading_like = (
+            first and len(first) < 300 and first[-1] not in ".:;,—" and first[0] not in "(0123456789"
+        )
+        if sep and heading_like and rest.lstrip(" ").startswith("\n"):  # a line of its own
+            return first, rest
     return clean_title, text
 
 
