@@ -1,0 +1,277 @@
+"""Documents, versions and paragraphs in the store (mixed into :class:`~compliance.store.Store`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from compliance.errors import NotFoundError, StoreError
+from compliance.store.base import StoreBase, _chunks, _sha256
+from compliance.store.records import (
+    DocumentRecord,
+    DocumentVersionRecord,
+    SavedDocument,
+    StoredParagraph,
+    to_jsonable,
+)
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from compliance.connectors.model import ParsedDocument
+    from compliance.store.models import (
+        Document,
+        DocumentVersion,
+        ParagraphRow,
+    )
+
+
+class DocumentsMixin(StoreBase):
+    """Documents, their versions (one per distinct content) and paragraphs."""
+
+    # -- documents -------------------------------------------------------------------------------------------
+    def save_document(self, doc: ParsedDocument, *, actor: str | None = None) -> SavedDocument:
+        """Store a parsed document.
+
+        Documents are identified by ``doc.source``. If the latest stored version has the same checksum nothing
+        is written (``created=False``); otherwise a new version (1 for a new document) with its paragraphs.
+        """
+        from sqlalchemy import select
+
+        from compliance.store.models import Document, DocumentVersion, ParagraphRow, utcnow
+
+        if not doc.source:
+            raise StoreError("a document needs a source name to be stored")
+        checksum = doc.checksum or _sha256(doc.text)
+        with self.session() as s:
+            document = s.scalars(select(Document).where(Document.source == doc.source)).first()
+            new_document = document is None
+            if document is None:
+                document = Document(
+                    source=doc.source, title=doc.title, media_type=doc.media_type, latest_version=0
+                )
+                s.add(document)
+                s.flush()
+            else:
+                latest = s.scalars(
+                    select(DocumentVersion).where(
+                        DocumentVersion.document_id == document.id,
+                        DocumentVersion.version == document.latest_version,
+                    )
+                ).first()
+                if latest is not None and latest.checksum == checksum:
+                    return SavedDocument(
+                        document.id,
+                        latest.id,
+                        latest.version,
+                        False,
+                        False,
+                        latest.paragraph_count,
+                        doc.source,
+                    )
+            version_no = document.latest_version + 1
+            version = DocumentVersion(
+                document_id=document.id,
+                version=version_no,
+                checksum=checksum,
+                title=doc.title,
+                media_type=doc.media_type,
+                size_bytes=doc.size_bytes,
+                pages=doc.pages,
+                text=doc.text,
+                paragraph_count=len(doc.paragraphs),
+                parser_metadata=to_jsonable(dict(doc.metadata)),
+            )
+            s.add(version)
+            s.flush()
+            s.add_all(
+                ParagraphRow(
+                    version_id=version.id,
+                    ordinal=p.ordinal,
+                    text=p.text,
+                    kind=p.kind,
+                    page=p.page,
+                    heading_path=list(p.heading_path),
+                    char_start=p.char_start,
+                    char_end=p.char_end,
+                    text_sha256=_sha256(p.text),
+                )
+                for p in doc.paragraphs
+            )
+            document.latest_version = version_no
+            document.title = doc.title
+            document.media_type = doc.media_type
+            document.updated_at = utcnow()
+            s.flush()
+            self._log(
+                s,
+                "document.save",
+                actor=actor,
+                target_type="document",
+                target_id=document.id,
+                details={
+                    "source": doc.source,
+                    "version": version_no,
+                    "checksum": checksum,
+                    "paragraphs": len(doc.paragraphs),
+                },
+            )
+            return SavedDocument(
+                document.id, version.id, version_no, True, new_document, len(doc.paragraphs), doc.source
+            )
+
+    def _document_records(self, s: Session, documents: Sequence[Document]) -> list[DocumentRecord]:
+        from sqlalchemy import select
+
+        from compliance.store.models import DocumentVersion
+
+        versions: dict[int, list[DocumentVersionRecord]] = {d.id: [] for d in documents}
+        for chunk in _chunks([d.id for d in documents]):
+            stmt = (
+                select(DocumentVersion)
+                .where(DocumentVersion.document_id.in_(chunk))
+                .order_by(DocumentVersion.document_id, DocumentVersion.version)
+            )
+            for v in s.scalars(stmt):
+                versions[v.document_id].append(_version_record(v))
+        return [
+            DocumentRecord(
+                id=d.id,
+                source=d.source,
+                title=d.title,
+                media_type=d.media_type,
+                latest_version=d.latest_version,
+                created_at=d.created_at,
+                updated_at=d.updated_at,
+                versions=tuple(versions[d.id]),
+            )
+            for d in documents
+        ]
+
+    def list_documents(self) -> list[DocumentRecord]:
+        """Every stored document (ordered by id) with its versions."""
+        from sqlalchemy import select
+
+        from compliance.store.models import Document
+
+        with self.session() as s:
+            return self._document_records(s, list(s.scalars(select(Document).order_by(Document.id))))
+
+    def get_document(self, id_or_source: int | str) -> DocumentRecord:
+        """A document by id (an int or a string of digits) or by its source name.
+
+        Raises:
+            NotFoundError: nothing matches.
+        """
+        from sqlalchemy import select
+
+        from compliance.store.models import Document
+
+        with self.session() as s:
+            document: Document | None = None
+            if isinstance(id_or_source, int) or id_or_source.isdigit():
+                document = s.get(Document, int(id_or_source))
+            if document is None and isinstance(id_or_source, str):
+                document = s.scalars(select(Document).where(Document.source == id_or_source)).first()
+            if document is None:
+                raise NotFoundError(f"no stored document {id_or_source!r} (see `compliance documents list`)")
+            return self._document_records(s, [document])[0]
+
+    def _paragraph_query(self) -> Any:
+        from sqlalchemy import select
+
+        from compliance.store.models import Document, DocumentVersion, ParagraphRow
+
+        return (
+            select(ParagraphRow, DocumentVersion.document_id, DocumentVersion.version, Document.source)
+            .join(DocumentVersion, ParagraphRow.version_id == DocumentVersion.id)
+            .join(Document, DocumentVersion.document_id == Document.id)
+        )
+
+    def iter_paragraphs(
+        self, *, latest_only: bool = True, document_ids: Iterable[int] | None = None
+    ) -> Iterator[StoredParagraph]:
+        """Stored paragraphs, document by document (by id), version by version, in order.
+
+        Args:
+            latest_only: only the latest version of each document (the default), else every version.
+            document_ids: restrict to these documents.
+
+        Reads one document version per short transaction, so it is safe to write while iterating.
+        """
+        from sqlalchemy import select
+
+        from compliance.store.models import Document, DocumentVersion, ParagraphRow
+
+        stmt = select(DocumentVersion.id).join(Document, DocumentVersion.document_id == Document.id)
+        if latest_only:
+            stmt = stmt.where(DocumentVersion.version == Document.latest_version)
+        if document_ids is not None:
+            wanted = sorted(set(document_ids))
+            if not wanted:
+                return
+            stmt = stmt.where(DocumentVersion.document_id.in_(wanted))
+        stmt = stmt.order_by(DocumentVersion.document_id, DocumentVersion.version)
+        with self.session() as s:
+            version_ids = list(s.scalars(stmt))
+        for version_id in version_ids:
+            with self.session() as s:
+                rows = s.execute(
+                    self._paragraph_query()
+                    .where(ParagraphRow.version_id == version_id)
+                    .order_by(ParagraphRow.ordinal)
+                ).all()
+                batch = [_stored_paragraph(*row) for row in rows]
+            yield from batch
+
+    def get_paragraphs(self, ids: Iterable[int]) -> list[StoredParagraph]:
+        """Paragraphs by id, in the order asked.
+
+        Raises:
+            NotFoundError: one of the ids does not exist.
+        """
+        from compliance.store.models import ParagraphRow
+
+        wanted = list(ids)
+        found: dict[int, StoredParagraph] = {}
+        with self.session() as s:
+            for chunk in _chunks(sorted(set(wanted))):
+                for row in s.execute(self._paragraph_query().where(ParagraphRow.id.in_(chunk))):
+                    para = _stored_paragraph(*row)
+                    found[para.id] = para
+        missing = [i for i in wanted if i not in found]
+        if missing:
+            raise NotFoundError(f"no paragraphs with ids {missing[:10]}")
+        return [found[i] for i in wanted]
+
+
+def _version_record(v: DocumentVersion) -> DocumentVersionRecord:
+    return DocumentVersionRecord(
+        id=v.id,
+        version=v.version,
+        checksum=v.checksum,
+        title=v.title,
+        media_type=v.media_type,
+        size_bytes=v.size_bytes,
+        pages=v.pages,
+        paragraph_count=v.paragraph_count,
+        ingested_at=v.ingested_at,
+        parser_metadata=dict(v.parser_metadata or {}),
+    )
+
+
+def _stored_paragraph(p: ParagraphRow, document_id: int, version: int, source: str) -> StoredParagraph:
+    return StoredParagraph(
+        id=p.id,
+        document_id=document_id,
+        version_id=p.version_id,
+        version=version,
+        source=source,
+        ordinal=p.ordinal,
+        text=p.text,
+        heading_path=tuple(p.heading_path or ()),
+        page=p.page,
+        kind=p.kind,
+        char_start=p.char_start,
+        char_end=p.char_end,
+    )
