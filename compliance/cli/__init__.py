@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "laws": ("compliance.cli.laws", "laws", "Install, add, list and show laws."),
     "documents": ("compliance.cli.documents", "documents", "List and show stored documents."),
     "db": ("compliance.cli.db", "db", "Database administration (migrations)."),
+    "alerts": ("compliance.cli.alerts", "alerts", "List, show and acknowledge alerts raised by new laws."),
 }
 
 

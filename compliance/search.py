@@ -1,0 +1,377 @@
+"""Both retrieval directions through one API.
+
+* **control → laws**: a text or a whole :class:`~compliance.connectors.model.ParsedDocument` is the query
+  against every stored law's articles; provisions are ranked, and laws are ranked by max-pooling their
+  provisions' scores (:meth:`LawSearch.laws_for_text`, :meth:`LawSearch.laws_for_document`).
+* **law → controls**: a stored law (its articles joined) or one provision is the query against every stored
+  control paragraph (:meth:`LawSearch.controls_for_law`).
+
+Both directions run on :class:`~compliance.retrieval.HybridRetriever` indexes that are built from the store,
+persisted under ``settings.resolved_index_dir`` (``provisions/`` and ``controls/``) and brought up to date
+incrementally on use: only documents that are new or whose text changed are (re-)indexed, deleted ones are
+removed. A changed retrieval configuration rebuilds the index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from compliance.errors import LawNotFoundError, RetrievalError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.connectors.model import ParsedDocument
+    from compliance.retrieval import Document, HybridRetriever, RetrievalConfig
+    from compliance.rules.model import Law
+    from compliance.store import Store
+
+__all__ = [
+    "ControlHit",
+    "LawHit",
+    "LawSearch",
+    "LawSearchResult",
+    "ProvisionHit",
+    "default_retrieval_config",
+    "law_query_text",
+]
+
+logger = logging.getLogger(__name__)
+
+#: paragraphs of these kinds are not indexed as controls (a heading is not a control)
+SKIPPED_PARAGRAPH_KINDS = frozenset({"heading"})
+
+
+def default_retrieval_config(*, dense: bool = True) -> RetrievalConfig:
+    """The default pipeline for both directions: denoised BM25 fused linearly with the dense encoder (α 0.5).
+
+    Args:
+        dense: False gives BM25 alone (no model needed; what the fast tests use).
+    """
+    from compliance.retrieval import DenseConfig, FusionConfig, RetrievalConfig
+
+    if not dense:
+        return RetrievalConfig(fusion=FusionConfig(method="bm25"))
+    return RetrievalConfig(dense=DenseConfig(), fusion=FusionConfig(method="linear", alpha=0.5))
+
+
+@dataclass(frozen=True, slots=True)
+class ProvisionHit:
+    """A provision ranked for a query."""
+
+    law: str
+    key: str
+    title: str
+    score: float
+    rank: int
+    provision_id: int | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "law": self.law,
+            "key": self.key,
+            "title": self.title,
+            "score": self.score,
+            "rank": self.rank,
+            "provision_id": self.provision_id,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LawHit:
+    """A law ranked by the best score of its provisions (max-pooling)."""
+
+    law: str
+    title: str
+    score: float
+    rank: int
+    best_provision: str
+    provisions: tuple[ProvisionHit, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "law": self.law,
+            "title": self.title,
+            "score": self.score,
+            "rank": self.rank,
+            "best_provision": self.best_provision,
+            "provisions": [p.key for p in self.provisions],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LawSearchResult:
+    """Laws and provisions ranked for one query."""
+
+    laws: tuple[LawHit, ...]
+    provisions: tuple[ProvisionHit, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "laws": [h.to_dict() for h in self.laws],
+            "provisions": [p.to_dict() for p in self.provisions],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ControlHit:
+    """A stored control paragraph ranked for a law or provision query."""
+
+    paragraph_id: int
+    document_id: int
+    source: str
+    text: str
+    score: float
+    rank: int
+    heading_path: tuple[str, ...] = ()
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "paragraph_id": self.paragraph_id,
+            "document_id": self.document_id,
+            "source": self.source,
+            "text": self.text,
+            "score": self.score,
+            "rank": self.rank,
+            "heading_path": list(self.heading_path),
+            "evidence": self.evidence,
+        }
+
+
+def law_query_text(law: Law, keys: Sequence[str] | None = None) -> str:
+    """A law as one query: its title and its articles (or only ``keys``), each as title + text."""
+    articles = [a for a in law.articles if keys is None or a.key in set(keys)]
+    parts = [law.title] + [f"{a.title or ''}\n{law.text_of(a.key)}".strip() for a in articles]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def sync_index(
+    path: Path, docs: Sequence[Document], config: RetrievalConfig, encoder: Any = None
+) -> HybridRetriever:
+    """Load the index at ``path`` and bring it in line with ``docs``; build it when absent or stale.
+
+    Only new or changed documents are indexed again; removed ones are deleted. The index is saved when it
+    changed. A different stored configuration (or an unreadable index) triggers a full rebuild.
+    """
+    from compliance.retrieval import HybridRetriever
+
+    retriever: HybridRetriever | None = None
+    if (path / "config.json").is_file():
+        try:
+            retriever = HybridRetriever.load(path, encoder=encoder)
+        except RetrievalError as exc:
+            logger.warning("index %s unusable (%s); rebuilding", path, exc)
+            retriever = None
+        if retriever is not None and retriever.config != config:
+            logger.info("index %s was built with another configuration; rebuilding", path)
+            retriever = None
+    if retriever is None:
+        retriever = HybridRetriever.build(list(docs), config, encoder=encoder)
+        if docs:
+            retriever.save(path)
+        return retriever
+    wanted = {d.id: d for d in docs}
+    stale = [
+        i
+        for i, d in retriever.documents.items()
+        if i not in wanted or _text_digest(d.text) != _text_digest(wanted[i].text)
+    ]
+    fresh = [d for i, d in wanted.items() if i not in retriever.documents or i in set(stale)]
+    if stale:
+        retriever.remove(stale)
+    if fresh:
+        retriever.add(fresh)
+    if stale or fresh:
+        logger.info("index %s: %d removed/changed, %d added", path, len(stale), len(fresh))
+        retriever.save(path)
+    return retriever
+
+
+class LawSearch:
+    """Search laws for controls and controls for laws, over indexes kept in sync with the store.
+
+    Args:
+        store: where laws and controls are read from.
+        config: the retrieval pipeline (default :func:`default_retrieval_config`).
+        index_dir: where the indexes live (default ``settings.resolved_index_dir``).
+        encoder: a loaded :class:`~compliance.retrieval.TextEncoder` shared by both indexes.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        config: RetrievalConfig | None = None,
+        index_dir: str | Path | None = None,
+        encoder: Any = None,
+    ) -> None:
+        from compliance.settings import get_settings
+
+        self.store = store
+        self.config = config or default_retrieval_config()
+        self.index_dir = Path(index_dir) if index_dir is not None else get_settings().resolved_index_dir
+        self.encoder = encoder
+        self._provisions: HybridRetriever | None = None
+        self._controls: HybridRetriever | None = None
+        self._provision_ids: dict[str, int] = {}
+        self._law_titles: dict[str, str] = {}
+
+    # -- indexes -------------------------------------------------------------------------------------------
+    def provisions_index(self, *, refresh: bool = False) -> HybridRetriever:
+        """The index of every stored law's articles (latest versions), ids ``<law>/<key>``."""
+        if self._provisions is None or refresh:
+            from compliance.retrieval import law_documents
+
+            docs: list[Document] = []
+            for record in self.store.list_laws():
+                law = self.store.get_law(record.id)
+                self._law_titles[law.short_name] = law.title
+                ids = self.store.provision_id_map(record.id)
+                for doc in law_documents(law, level="article"):
+                    docs.append(doc)
+                    key = str(doc.metadata.get("key", ""))
+                    if key in ids:
+                        self._provision_ids[doc.id] = ids[key]
+            self._provisions = sync_index(self.index_dir / "provisions", docs, self.config, self.encoder)
+            self._share_encoder(self._provisions)
+        return self._provisions
+
+    def controls_index(self, *, refresh: bool = False) -> HybridRetriever:
+        """The index of every stored control paragraph (latest document versions), ids = paragraph ids."""
+        if self._controls is None or refresh:
+            from compliance.retrieval import Document
+
+            docs = [
+                Document(
+                    id=str(p.id),
+                    text=p.text,
+                    metadata={
+                        "paragraph_id": p.id,
+                        "document_id": p.document_id,
+                        "source": p.source,
+                        "ordinal": p.ordinal,
+                        "heading_path": list(p.heading_path),
+                    },
+                )
+                for p in self.store.iter_paragraphs()
+                if p.kind not in SKIPPED_PARAGRAPH_KINDS and p.text.strip()
+            ]
+            self._controls = sync_index(self.index_dir / "controls", docs, self.config, self.encoder)
+            self._share_encoder(self._controls)
+        return self._controls
+
+    def _share_encoder(self, retriever: HybridRetriever) -> None:
+        if self.encoder is None and retriever.dense is not None:
+            self.encoder = retriever.dense.encoder
+
+    # -- control → laws ------------------------------------------------------------------------------------
+    def laws_for_text(
+        self, text: str, *, k: int = 10, provisions_k: int = 50, law: str | None = None
+    ) -> LawSearchResult:
+        """Laws and provisions ranked for a control text (a paragraph or a whole document's text).
+
+        Args:
+            text: the query.
+            k: number of laws returned (provisions: ``provisions_k``).
+            provisions_k: provisions retrieved before max-pooling to laws.
+            law: restrict to one law (short name).
+        """
+        index = self.provisions_index()
+        exclude = [i for i in index.ids if law is not None and not i.startswith(f"{law}/")]
+        hits = index.search(text, k=provisions_k, exclude=exclude)
+        provisions = tuple(
+            ProvisionHit(
+                law=str(h.id.split("/", 1)[0]),
+                key=str(index.documents[h.id].metadata.get("key", h.id.split("/", 1)[-1])),
+                title=str(index.documents[h.id].metadata.get("title", "")),
+                score=float(h.score),
+                rank=rank,
+                provision_id=self._provision_ids.get(h.id),
+                evidence=dict(h.evidence),
+            )
+            for rank, h in enumerate(hits, start=1)
+        )
+        pooled: dict[str, list[ProvisionHit]] = {}
+        for p in provisions:
+            pooled.setdefault(p.law, []).append(p)
+        ranked = sorted(pooled.items(), key=lambda item: -max(p.score for p in item[1]))
+        laws = tuple(
+            LawHit(
+                law=name,
+                title=self._law_titles.get(name, ""),
+                score=max(p.score for p in group),
+                rank=rank,
+                best_provision=max(group, key=lambda p: p.score).key,
+                provisions=tuple(group),
+            )
+            for rank, (name, group) in enumerate(ranked[:k], start=1)
+        )
+        return LawSearchResult(laws, provisions)
+
+    def laws_for_document(
+        self, document: ParsedDocument, *, k: int = 10, provisions_k: int = 50
+    ) -> LawSearchResult:
+        """:meth:`laws_for_text` with a whole parsed document as the query (document-to-document)."""
+        text = "\n\n".join(p.text for p in document.paragraphs if p.kind != "heading") or document.text
+        return self.laws_for_text(text, k=k, provisions_k=provisions_k)
+
+    # -- law → controls ------------------------------------------------------------------------------------
+    def controls_for_law(
+        self, law: str | Law, *, provision: str | None = None, k: int = 20, terms: int = 6
+    ) -> list[ControlHit]:
+        """Stored control paragraphs ranked for a law (all its articles) or one of its provisions.
+
+        Args:
+            law: a stored law's short name or identifier, or a :class:`~compliance.rules.model.Law`.
+            provision: a provision key (``art:5``, ``art:5/par:3``) to query with instead of the whole law.
+            k: number of paragraphs returned.
+            terms: shared salient terms added to each hit's evidence.
+
+        Raises:
+            LawNotFoundError: unknown law or provision key.
+        """
+        from compliance.rules.model import Law as LawModel
+
+        resolved = law if isinstance(law, LawModel) else self.store.get_law(law)
+        if provision is not None:
+            try:
+                prov = resolved.get(provision)
+            except KeyError as exc:
+                raise LawNotFoundError(f"{resolved.short_name} has no provision {provision!r}") from exc
+            query = f"{prov.title or ''}\n{resolved.text_of(prov.key)}".strip()
+        else:
+            query = law_query_text(resolved)
+        return self.controls_for_query(query, k=k, terms=terms)
+
+    def controls_for_query(self, query: str, *, k: int = 20, terms: int = 6) -> list[ControlHit]:
+        """Stored control paragraphs ranked for any query text."""
+        index = self.controls_index()
+        out: list[ControlHit] = []
+        for rank, h in enumerate(index.search(query, k=k), start=1):
+            doc = index.documents[h.id]
+            meta = doc.metadata
+            evidence = dict(h.evidence)
+            if terms:
+                evidence["shared_terms"] = [t for t, _ in index.salient_terms(query, h.id, n=terms)]
+            out.append(
+                ControlHit(
+                    paragraph_id=int(meta.get("paragraph_id", h.id)),
+                    document_id=int(meta.get("document_id", 0)),
+                    source=str(meta.get("source", "")),
+                    text=doc.text,
+                    score=float(h.score),
+                    rank=rank,
+                    heading_path=tuple(meta.get("heading_path", ())),
+                    evidence=evidence,
+                )
+            )
+        return out

@@ -1,0 +1,180 @@
+"""Alert runs on a hand-written fixture: 3 controls, a 3-article mini law, a changed version, the CLI."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from compliance.alerts.engine import AlertConfig, changed_provisions, run_alerts
+from compliance.rules.model import Law, Provision
+
+FIXTURES = Path(__file__).parent / "fixtures" / "alerts"
+
+COOKIE, MARKETING, CLEAN_DESK = 0, 1, 2  # paragraph ordinals in controls.txt
+
+
+@pytest.fixture(scope="module")
+def decision() -> Any:
+    """The packaged all-MiniLM-L6-v2, un-tuned, with a fixed threshold and band (the decision logic is under
+    test here, not the calibration, which test_linking_decision covers)."""
+    from compliance.linking.decision import LinkDecisionModel
+
+    return LinkDecisionModel.from_base(None, threshold=0.45, lower=0.35)
+
+
+@pytest.fixture
+def loaded(store: Any, tmp_path: Path) -> dict[str, Any]:
+    from compliance.connectors import parse_path
+    from compliance.rules import load_law_file
+    from compliance.search import LawSearch, default_retrieval_config
+
+    saved_doc = store.save_document(parse_path(FIXTURES / "controls.txt"))
+    law = load_law_file(FIXTURES / "mini_cookie_law.json")
+    saved = store.save_law(law)
+    paragraphs = {p.ordinal: p.id for p in store.iter_paragraphs()}
+    search = LawSearch(store, default_retrieval_config(dense=False), index_dir=tmp_path / "idx")
+    return {"law": law, "saved": saved, "doc": saved_doc, "para": paragraphs, "search": search}
+
+
+def test_alerts_rank_the_concerned_controls(store: Any, loaded: dict[str, Any], decision: Any) -> None:
+    result = run_alerts(store, "minicookie", decision=decision, search=loaded["search"])
+    para = loaded["para"]
+    decided = {a.paragraph_id: a for a in result.alerts}
+    assert decided[para[COOKIE]].decision == "alert"
+    assert decided[para[COOKIE]].provision_key == "art:1"
+    assert decided[para[MARKETING]].decision == "alert"
+    assert decided[para[MARKETING]].provision_key == "art:2"
+    assert para[CLEAN_DESK] not in decided or decided[para[CLEAN_DESK]].decision == "review"
+    assert [a.rank for a in result.alerts] == list(range(1, len(result.alerts) + 1))
+
+    stored = store.list_alerts(run_id=result.run_id)
+    assert {a.paragraph_id for a in stored} == set(decided)
+    cookie = next(a for a in stored if a.paragraph_id == para[COOKIE])
+    ev = cookie.evidence
+    assert cookie.provision_key == "art:1"  # provision id resolved and stored
+    assert ev["decision"] == "alert"
+    assert ev["provision_title"] == "Cookies and terminal equipment"
+    assert "cooki" in " ".join(ev["shared_terms"]).lower()
+    assert ev["scores"]["link"] >= decision.threshold
+    assert set(ev["scores"]) >= {"link", "law", "fused", "retrieval_provision", "retrieval_law"}
+    assert "terminal equipment" in ev["provision_snippet"]
+    assert ev["document"].endswith("controls.txt")
+
+    run = store.get_run(result.run_id)
+    assert run.kind == "alerts" and run.status == "succeeded"
+    assert run.stats["alerts"] == sum(a.decision == "alert" for a in result.alerts)
+    assert run.config["law"] == "minicookie"
+    assert run.model["threshold"] == pytest.approx(0.45)
+
+
+def test_new_version_alerts_only_on_changed_articles(
+    store: Any, loaded: dict[str, Any], decision: Any
+) -> None:
+    law: Law = loaded["law"]
+    run_alerts(store, "minicookie", decision=decision, search=loaded["search"])
+    # version 2: only article 2 (e-mail marketing) changes
+    provisions = tuple(
+        replace(p, text=p.text + " Consent shall be recorded.") if p.key == "art:2/par:1" else p
+        for p in law.provisions
+    )
+    v2 = replace(law, provisions=provisions, checksum="0" * 64)
+    saved = store.save_law(v2)
+    assert saved.version == 2
+    assert changed_provisions(v2, law) == ["art:2"]
+    result = run_alerts(store, "minicookie", decision=decision, search=loaded["search"])
+    assert result.changed_only and result.queried_keys == ("art:2",)
+    assert result.law_version == 2
+    alerted = {a.paragraph_id for a in result.alerts if a.decision == "alert"}
+    assert alerted == {loaded["para"][MARKETING]}
+    assert all(a.provision_key == "art:2" for a in result.alerts)
+    # unchanged version: nothing queried
+    result_all = run_alerts(
+        store,
+        "minicookie",
+        decision=decision,
+        search=loaded["search"],
+        config=AlertConfig(changed_only=False),
+    )
+    assert len(result_all.queried_keys) == 3
+
+
+def test_changed_provisions_detects_new_and_removed_text() -> None:
+    a = Law("X", "x", "X", "EU", "directive", (Provision("article", "art:1", "1", "one"),))
+    b = Law(
+        "X",
+        "x",
+        "X",
+        "EU",
+        "directive",
+        (Provision("article", "art:1", "1", "one"), Provision("article", "art:2", "2", "two")),
+    )
+    assert changed_provisions(b, a) == ["art:2"]
+    assert changed_provisions(b, None) == ["art:1", "art:2"]
+    assert changed_provisions(a, a) == []
+
+
+def test_hook_skips_without_model_or_controls(store: Any) -> None:
+    from compliance.alerts.service import alerts_after_law_stored
+    from compliance.connectors import parse_path
+    from compliance.rules import load_law_file
+
+    store.save_law(load_law_file(FIXTURES / "mini_cookie_law.json"))
+    assert alerts_after_law_stored(store, "minicookie")["reason"] == "no stored controls"
+    store.save_document(parse_path(FIXTURES / "controls.txt"))
+    note = alerts_after_law_stored(store, "minicookie")
+    assert note["status"] == "skipped" and "train-decision" in str(note)
+
+
+def test_cli_laws_add_raises_alerts_then_list_show_ack(
+    tmp_path: Path, decision: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance.cli import cli
+
+    model_dir = tmp_path / "models"
+    monkeypatch.setenv("COMPLIANCE_MODEL_DIR", str(model_dir))
+    monkeypatch.setenv("COMPLIANCE_INDEX_DIR", str(tmp_path / "idx"))
+    from compliance.settings import reset_settings
+
+    reset_settings()
+    decision.save(model_dir / "link-decision")
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+    runner = CliRunner()
+    out = runner.invoke(cli, ["ingest", str(FIXTURES / "controls.txt"), "--database", db])
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(cli, ["laws", "add", str(FIXTURES / "mini_cookie_law.json"), "--database", db])
+    assert out.exit_code == 0, out.output
+    assert "alert run" in out.output and "alert(s)" in out.output
+
+    out = runner.invoke(cli, ["alerts", "list", "--json", "--database", db])
+    assert out.exit_code == 0, out.output
+    items = json.loads(out.output)
+    assert items and all("evidence" in a and "decision" in a for a in items)
+    top = items[0]
+    assert top["rank"] == 1 and top["decision"] == "alert"
+    assert top["evidence"]["provision_key"] in {"art:1", "art:2"}
+
+    out = runner.invoke(cli, ["alerts", "show", str(top["id"]), "--database", db])
+    assert out.exit_code == 0 and "provision:" in out.output
+
+    out = runner.invoke(
+        cli, ["alerts", "ack", str(top["id"]), "--by", "alice", "--comment", "ok", "--json", "--database", db]
+    )
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)[0]["status"] == "acknowledged"
+    out = runner.invoke(cli, ["alerts", "list", "--status", "open", "--json", "--database", db])
+    assert top["id"] not in {a["id"] for a in json.loads(out.output)}
+
+    out = runner.invoke(cli, ["alerts", "show", "999999", "--database", db])
+    assert out.exit_code == 1 and "C402" in out.output
+
+    # --no-alerts: a new version is stored without an alert run
+    changed = json.loads((FIXTURES / "mini_cookie_law.json").read_text())
+    changed["articles"][2]["text"] += " Providers shall keep an inventory of breaches."
+    (tmp_path / "v2.json").write_text(json.dumps(changed))
+    out = runner.invoke(cli, ["laws", "add", str(tmp_path / "v2.json"), "--no-alerts", "--database", db])
+    assert out.exit_code == 0 and "alert run" not in out.output
