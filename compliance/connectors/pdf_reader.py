@@ -327,7 +327,10 @@ def parse_pdf(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
                 raise DocumentTooLargeError(
                     source, f"the PDF has {n_pages:,} pages, more than the limit of {config.max_pages:,}"
                 )
-            pages = [_page_lines(page, i + 1) for i, page in enumerate(pdf.pages)]
+            pages = []
+            for i, page in enumerate(pdf.pages):
+                pages.append(_page_lines(page, i + 1))
+                page.close()  # drop the page's cached layout objects: memory stays flat on long PDFs
             title = _title(pdf.metadata)
     except DocumentError:
         raise
