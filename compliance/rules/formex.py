@@ -170,11 +170,8 @@ class _FormexReader:
 
     def _read_division(self, div: etree._Element, parent_key: str | None) -> None:
         title_el = _child(div, "TITLE")
-        heading = (
-            render(_child(title_el, "TI"))
-            if title_el is not None and _child(title_el, "TI") is not None
-            else ""
-        )
+        ti = _child(title_el, "TI") if title_el is not None else None
+        heading = normalise_space(render(ti)) if ti is not None else ""
         sti = _child(title_el, "STI") if title_el is not None else None
         subtitle = normalise_space(render(sti)) if sti is not None else ""
         words = heading.split(None, 1)
