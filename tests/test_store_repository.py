@@ -15,6 +15,7 @@ from compliance.rules.model import Law, Provision
 from compliance.store import NewAlert, NewLink, Store
 from compliance.store.models import (
     AuditLogRow,
+    Base,
     Document,
     DocumentVersion,
     LawRow,
@@ -411,3 +412,25 @@ def test_records_serialise_to_json(store: Store) -> None:
     record = store.law_record("mini").to_dict()
     assert json.loads(json.dumps(record))["date_adopted"] == "2099-01-02"
     assert saved.to_dict()["created"] is True
+
+
+def test_document_text_and_counts(store: Store) -> None:
+    saved = store.save_document(policy())
+    store.save_document(policy("9" * 64, ("Only one control now.",)))
+    latest = store.get_document_text(saved.document_id)
+    assert latest == "Only one control now."
+    first = store.get_document_text(saved.document_id, version=1)
+    para = next(iter(store.iter_paragraphs(latest_only=False)))
+    assert first[para.char_start : para.char_end] == para.text == "First control."
+    with pytest.raises(NotFoundError):
+        store.get_document_text(saved.document_id, version=3)
+    counts = store.counts()
+    assert counts["documents"] == 1 and counts["document_versions"] == 2 and counts["paragraphs"] == 3
+    assert counts["laws"] == 0 and set(counts) == set(Base.metadata.tables)
+
+
+def test_run_with_unstorable_stats_is_marked_failed(store: Store) -> None:
+    with pytest.raises(TypeError), store.run("map") as run:
+        run.stats["model"] = object()
+    record = store.get_run(run.id)
+    assert record.status == "failed" and "could not store" in (record.error or "")

@@ -33,7 +33,7 @@ Schema
     ``is_empty()``, ``ensure_schema(auto_upgrade=True)`` (upgrade an empty database; raise
     :class:`~compliance.errors.StoreError` when an existing one is behind head), ``schema_diff()`` (Alembic
     autogenerate comparison; ``[]`` when models and database agree), ``session()`` (context manager: commit on
-    success, rollback + ``StoreError`` on database errors), ``dispose()``.
+    success, rollback + ``StoreError`` on database errors), ``counts()`` (rows per table), ``dispose()``.
 Laws
     ``save_law(law) -> SavedLaw`` (same identifier + checksum: no-op; new checksum: new version, old kept),
     ``get_law(name_or_identifier, version=None) -> Law``, ``law_record(name_or_identifier, version=None) ->
@@ -44,7 +44,8 @@ Documents
     ``save_document(doc) -> SavedDocument`` (same source + same checksum as the latest version: nothing added;
     changed: new version), ``list_documents() -> list[DocumentRecord]``, ``get_document(id_or_source) ->
     DocumentRecord``, ``iter_paragraphs(*, latest_only=True, document_ids=None) -> Iterator[StoredParagraph]``,
-    ``get_paragraphs(ids) -> list[StoredParagraph]`` (in the order asked).
+    ``get_paragraphs(ids) -> list[StoredParagraph]`` (in the order asked), ``get_document_text(document_id,
+    version=None) -> str`` (the full text the paragraphs' character offsets point into).
 Runs
     ``start_run(kind, config, model=None) -> int``, ``finish_run(run_id, status="succeeded", stats=None,
     error=None)``, ``run(kind, config, model=None)`` (context manager yielding :class:`ActiveRun`; marks the
@@ -62,6 +63,9 @@ Alerts
 Audit log
     ``log(action, actor=None, target_type=None, target_id=None, details=None)``, ``list_audit(*, action=None,
     target_type=None, target_id=None, limit=None) -> list[AuditEntry]`` (newest first).
+
+Testing: :mod:`compliance.store.testing` (``migrated_store``, ``temporary_postgres_schema``) and the ``store``
+pytest fixture in ``tests/conftest.py`` (SQLite and PostgreSQL, a fresh database per test).
 
 Errors: :class:`~compliance.errors.NotFoundError` (C402) for unknown ids, :class:`~compliance.errors.
 LawNotFoundError` (C202) for unknown laws, :class:`~compliance.errors.StoreError` (C401) for database

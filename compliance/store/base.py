@@ -197,6 +197,18 @@ class StoreBase:
         with self.engine.connect() as connection:
             return schema.schema_diff(connection)
 
+    def counts(self) -> dict[str, int]:
+        """Rows per table (``{"documents": 7, "paragraphs": 233, ...}``), for status pages and checks."""
+        from sqlalchemy import func, select
+
+        from compliance.store.models import Base
+
+        with self.session() as s:
+            return {
+                name: int(s.scalar(select(func.count()).select_from(table)) or 0)
+                for name, table in sorted(Base.metadata.tables.items())
+            }
+
     # -- audit log -------------------------------------------------------------------------------------------
     def _log(
         self,

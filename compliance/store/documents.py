@@ -177,6 +177,30 @@ class DocumentsMixin(StoreBase):
                 raise NotFoundError(f"no stored document {id_or_source!r} (see `compliance documents list`)")
             return self._document_records(s, [document])[0]
 
+    def get_document_text(self, document_id: int, version: int | None = None) -> str:
+        """The full extracted text of a document version (latest unless ``version``); paragraph
+        ``char_start``/``char_end`` offsets index into it.
+
+        Raises:
+            NotFoundError: no such document or version.
+        """
+        from sqlalchemy import select
+
+        from compliance.store.models import Document, DocumentVersion
+
+        with self.session() as s:
+            stmt = select(DocumentVersion.text).join(Document, DocumentVersion.document_id == Document.id)
+            stmt = stmt.where(Document.id == document_id)
+            if version is None:
+                stmt = stmt.where(DocumentVersion.version == Document.latest_version)
+            else:
+                stmt = stmt.where(DocumentVersion.version == version)
+            text = s.scalars(stmt).first()
+        if text is None:
+            which = "latest version" if version is None else f"version {version}"
+            raise NotFoundError(f"no {which} of document {document_id}")
+        return text
+
     def _paragraph_query(self) -> Any:
         from sqlalchemy import select
 

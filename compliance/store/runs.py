@@ -105,7 +105,13 @@ class RunsMixin(StoreBase):
             except Exception:  # pragma: no cover - keep the original error
                 logger.exception("could not mark run %s failed", run_id)
             raise
-        self.finish_run(run_id, "succeeded", active.stats)
+        try:
+            self.finish_run(run_id, "succeeded", active.stats)
+        except Exception as e:  # e.g. stats that cannot be stored: do not leave the run "running"
+            self.finish_run(
+                run_id, "failed", {}, error=f"could not store the run's stats: {type(e).__name__}: {e}"
+            )
+            raise
 
     def get_run(self, run_id: int) -> RunRecord:
         """A run by id. Raises :class:`~compliance.errors.NotFoundError`."""
