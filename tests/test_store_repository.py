@@ -434,3 +434,18 @@ def test_run_with_unstorable_stats_is_marked_failed(store: Store) -> None:
         run.stats["model"] = object()
     record = store.get_run(run.id)
     assert record.status == "failed" and "could not store" in (record.error or "")
+
+
+def test_iter_paragraphs_reads_in_batches_in_order(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import compliance.store.documents as documents_module
+
+    monkeypatch.setattr(documents_module, "_VERSIONS_PER_READ", 2)
+    for i in range(5):
+        texts = tuple(f"Doc {i} paragraph {j}." for j in range(3))
+        store.save_document(dataclasses.replace(policy(f"{i}" * 64, texts), source=f"doc{i}.txt"))
+    store.save_document(dataclasses.replace(policy("f" * 64, ("Doc 1 changed.",)), source="doc1.txt"))
+    got = [p.text for p in store.iter_paragraphs()]
+    expected = [f"Doc {i} paragraph {j}." for i in range(5) for j in range(3) if i != 1]
+    expected[3:3] = ["Doc 1 changed."]
+    assert got == expected
+    assert len(list(store.iter_paragraphs(latest_only=False))) == 16

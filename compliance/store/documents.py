@@ -25,6 +25,8 @@ if TYPE_CHECKING:
         ParagraphRow,
     )
 
+_VERSIONS_PER_READ = 50
+
 
 class DocumentsMixin(StoreBase):
     """Documents, their versions (one per distinct content) and paragraphs."""
@@ -221,7 +223,8 @@ class DocumentsMixin(StoreBase):
             latest_only: only the latest version of each document (the default), else every version.
             document_ids: restrict to these documents.
 
-        Reads one document version per short transaction, so it is safe to write while iterating.
+        Reads a few document versions per short transaction (bounded memory), so it is safe to write while
+        iterating.
         """
         from sqlalchemy import select
 
@@ -238,12 +241,12 @@ class DocumentsMixin(StoreBase):
         stmt = stmt.order_by(DocumentVersion.document_id, DocumentVersion.version)
         with self.session() as s:
             version_ids = list(s.scalars(stmt))
-        for version_id in version_ids:
+        for chunk in _chunks(version_ids, _VERSIONS_PER_READ):
             with self.session() as s:
                 rows = s.execute(
                     self._paragraph_query()
-                    .where(ParagraphRow.version_id == version_id)
-                    .order_by(ParagraphRow.ordinal)
+                    .where(ParagraphRow.version_id.in_(chunk))
+                    .order_by(DocumentVersion.document_id, DocumentVersion.version, ParagraphRow.ordinal)
                 ).all()
                 batch = [_stored_paragraph(*row) for row in rows]
             yield from batch
