@@ -9,6 +9,8 @@ import pytest
 from compliance.connectors import ParsedDocument, SplitConfig, parse_bytes, parse_path
 from tests.fixtures.connectors import builders as b
 
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
 
 @pytest.fixture(scope="module")
 def policy_docx(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -153,3 +155,61 @@ def test_two_column_table_without_header_is_label_value(tmp_path: Path) -> None:
     d.save(str(tmp_path / "control.docx"))
     doc = parse_path(tmp_path / "control.docx")
     assert [p.text for p in doc.paragraphs] == ["Document ID: NWL-POL-001", "Version: 2.1", "Owner: CISO"]
+
+
+_NUMBERING = """<w:abstractNum xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" w:abstractNumId="90">
+  <w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl>
+  <w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1.%2"/></w:lvl>
+</w:abstractNum>"""
+_LETTERS = """<w:abstractNum xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" w:abstractNumId="91">
+  <w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="lowerLetter"/><w:lvlText w:val="(%1)"/></w:lvl>
+  <w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="lowerRoman"/><w:lvlText w:val="(%2)"/></w:lvl>
+</w:abstractNum>"""
+
+
+def _num(num_id: int, abstract_id: int) -> str:
+    return (
+        f'<w:num xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" w:numId="{num_id}">'
+        f'<w:abstractNumId w:val="{abstract_id}"/></w:num>'
+    )
+
+
+def _number(paragraph: object, num_id: int, ilvl: int) -> None:
+    from docx.oxml import parse_xml
+
+    ppr = paragraph._p.get_or_add_pPr()  # type: ignore[attr-defined]
+    ppr.append(
+        parse_xml(
+            '<w:numPr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+            f'<w:ilvl w:val="{ilvl}"/><w:numId w:val="{num_id}"/></w:numPr>'
+        )
+    )
+
+
+def test_auto_numbered_headings_and_list_level_text(tmp_path: Path) -> None:
+    import docx
+    from docx.oxml import parse_xml
+
+    d = docx.Document()
+    numbering = d.part.numbering_part.element
+    abstract_anchor = numbering.find(f"{{{W}}}num")
+    for xml in (_NUMBERING, _LETTERS):
+        abstract_anchor.addprevious(parse_xml(xml))
+    numbering.append(parse_xml(_num(90, 90)))
+    numbering.append(parse_xml(_num(91, 91)))
+    _number(d.add_heading("Purpose", level=1), 90, 0)
+    d.add_paragraph("This standard protects the personal data of all customers.")
+    _number(d.add_heading("Scope", level=1), 90, 0)
+    _number(d.add_heading("Systems", level=2), 90, 1)
+    d.add_paragraph("The controller shall ensure that:")
+    for text, ilvl in (("access is logged", 0), ("logs are reviewed", 0), ("monthly", 1), ("by the CISO", 1)):
+        _number(d.add_paragraph(text), 91, ilvl)
+    d.save(str(tmp_path / "numbered.docx"))
+    doc = parse_path(tmp_path / "numbered.docx")
+    b.check_invariants(doc)
+    assert doc.paragraphs[0].heading_path == ("1. Purpose",)
+    lst = doc.paragraphs[1]
+    assert lst.heading_path == ("2. Scope", "2.1 Systems")
+    assert lst.text == (
+        "The controller shall ensure that:\n(a) access is logged\n(b) logs are reviewed\n  (i) monthly\n  (ii) by the CISO"
+    )

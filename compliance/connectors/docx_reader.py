@@ -145,55 +145,88 @@ def _letters(n: int) -> str:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Level:
+    fmt: str  # numFmt: decimal, lowerLetter, bullet …
+    text: str | None  # lvlText such as "%1.%2." (None: not given)
+    start: int
+
+
+def _format_number(n: int, fmt: str) -> str:
+    if fmt == "lowerLetter":
+        return _letters(n)
+    if fmt == "upperLetter":
+        return _letters(n).upper()
+    if fmt == "lowerRoman":
+        return _roman(n)
+    if fmt == "upperRoman":
+        return _roman(n).upper()
+    if fmt.startswith("decimalZero"):
+        return f"{n:02d}"
+    return str(n)
+
+
 class _Numbering:
-    """Marker text for numbered paragraphs, with Word's per-list counters."""
+    """Marker text for numbered paragraphs (``lvlText`` such as ``"%1.%2"``), with Word's per-list counters."""
 
     def __init__(self, document: Any) -> None:
-        self._formats: dict[tuple[str, int], str] = {}
-        self._counters: dict[str, list[int]] = {}
+        self._levels: dict[tuple[str, int], _Level] = {}
+        self._counters: dict[str, list[int | None]] = {}
         try:
             root = document.part.numbering_part.element
         except (KeyError, NotImplementedError, AttributeError):  # pragma: no cover - no numbering part
             return
-        abstract: dict[str, dict[int, str]] = {}
+        abstract: dict[str, dict[int, _Level]] = {}
         for an in root.findall(_w("abstractNum")):
-            levels: dict[int, str] = {}
+            levels: dict[int, _Level] = {}
             for lvl in an.findall(_w("lvl")):
                 ilvl = lvl.get(_w("ilvl"))
                 if ilvl is not None and ilvl.isdigit():
-                    levels[int(ilvl)] = _val(lvl, "numFmt") or "decimal"
+                    start = _val(lvl, "start")
+                    levels[int(ilvl)] = _Level(
+                        _val(lvl, "numFmt") or "decimal",
+                        _val(lvl, "lvlText"),
+                        int(start) if start and start.isdigit() else 1,
+                    )
             abstract[an.get(_w("abstractNumId")) or ""] = levels
         for num in root.findall(_w("num")):
             num_id = num.get(_w("numId"))
             abs_id = _val(num, "abstractNumId")
             if num_id is None or abs_id is None:
                 continue
-            for ilvl, fmt in abstract.get(abs_id, {}).items():
-                self._formats[(num_id, ilvl)] = fmt
+            for ilvl, level in abstract.get(abs_id, {}).items():
+                self._levels[(num_id, ilvl)] = level
 
     def marker(self, num_id: str, ilvl: int, style_name: str) -> str:
-        fmt = self._formats.get((num_id, ilvl))
-        if fmt is None:
-            fmt = "decimal" if "number" in style_name.lower() else "bullet"
-        counters = self._counters.setdefault(num_id, [0] * 9)
+        """Advance the list's counter at ``ilvl`` and return the marker text (``"-"`` for bullets)."""
         ilvl = min(max(ilvl, 0), 8)
-        counters[ilvl] += 1
+        level = self._levels.get((num_id, ilvl))
+        if level is None:
+            level = _Level("decimal" if "number" in style_name.lower() else "bullet", None, 1)
+        counters = self._counters.setdefault(num_id, [None] * 9)
+        for above in range(ilvl):  # a level used before its parent counts the parent as started
+            if counters[above] is None:
+                parent = self._levels.get((num_id, above))
+                counters[above] = parent.start if parent is not None else 1
+        current = counters[ilvl]
+        counters[ilvl] = level.start if current is None else current + 1
         for deeper in range(ilvl + 1, 9):
-            counters[deeper] = 0
-        n = counters[ilvl]
-        if fmt == "decimal" or fmt.startswith("decimalZero"):
-            return f"{n}."
-        if fmt == "lowerLetter":
-            return f"{_letters(n)})"
-        if fmt == "upperLetter":
-            return f"{_letters(n).upper()}."
-        if fmt == "lowerRoman":
-            return f"{_roman(n)}."
-        if fmt == "upperRoman":
-            return f"{_roman(n).upper()}."
-        if fmt == "none":
+            counters[deeper] = None
+        if level.fmt == "bullet":
+            return "-"
+        if level.fmt == "none":
             return ""
-        return "-"
+        if level.text is None:
+            return f"{_format_number(counters[ilvl] or 0, level.fmt)}."
+
+        def number(m: re.Match[str]) -> str:
+            k = int(m.group(1)) - 1
+            if not 0 <= k <= 8:
+                return ""
+            lv = self._levels.get((num_id, k))
+            return _format_number(counters[k] or 0, lv.fmt if lv is not None else "decimal")
+
+        return re.sub(r"%(\d)", number, level.text).strip()
 
 
 def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | None:
@@ -207,13 +240,18 @@ def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | 
     heading = info.heading
     if (lvl := _val(ppr, "outlineLvl")) is not None and lvl.isdigit() and int(lvl) < 9:
         heading = int(lvl) + 1
-    if heading is not None:
-        return Block("heading", text, level=heading)
     num_id, ilvl = info.num_id, info.ilvl
     numpr = ppr.find(_w("numPr")) if ppr is not None else None
     if numpr is not None:
         num_id = _val(numpr, "numId") or num_id
-        ilvl = int(_val(numpr, "ilvl") or ilvl)
+        ilvl_val = _val(numpr, "ilvl")
+        ilvl = int(ilvl_val) if ilvl_val and ilvl_val.isdigit() else ilvl
+    if heading is not None:
+        if num_id is not None and num_id != "0" and heading > 0:  # auto-numbered heading: "2.1 Scope"
+            number = numbering.marker(num_id, ilvl, info.name)
+            if number and number != "-":
+                text = f"{number} {text.strip()}"
+        return Block("heading", text, level=heading)
     if num_id is not None and num_id != "0":
         return Block("list-item", text, level=ilvl, marker=numbering.marker(num_id, ilvl, info.name))
     if info.name.lower().startswith("list bullet"):

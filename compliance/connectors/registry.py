@@ -13,7 +13,7 @@ from pathlib import Path, PurePath
 
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.model import ParsedDocument
-from compliance.errors import ComplianceError, DocumentError, UnsupportedFormatError
+from compliance.errors import ComplianceError, DocumentError, DocumentTooLargeError, UnsupportedFormatError
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +131,6 @@ def parse_path(path: Path | str, *, config: SplitConfig | None = None) -> Parsed
         size = path.stat().st_size
         limit = config.resolved_max_bytes()
         if size > limit:
-            from compliance.errors import DocumentTooLargeError
-
             raise DocumentTooLargeError(
                 str(path), f"the file has {size:,} bytes, more than the limit of {limit:,}"
             )
