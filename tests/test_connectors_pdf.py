@@ -103,3 +103,44 @@ def test_pdf_without_text(tmp_path: Path) -> None:
     c.save()
     with pytest.raises(DocumentError, match="no extractable text"):
         parse_path(tmp_path / "blank.pdf")
+
+
+def _canvas_pdf(path: Path, pages: list[list[str]], footer: str | None) -> Path:
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path))
+    for number, lines in enumerate(pages, start=1):
+        y = 760.0
+        for line in lines:
+            c.setFont("Helvetica", 11)
+            c.drawString(72, y, line)
+            y -= 15
+        if footer is not None:
+            c.setFont("Helvetica", 9)
+            c.drawString(290, 40, footer.format(n=number))
+        c.showPage()
+    c.save()
+    return path
+
+
+def test_paragraph_continues_across_pages(tmp_path: Path) -> None:
+    pages = [
+        ["Personal data of former customers is kept in the archive system until the", "retention period of"],
+        ["seven years has ended, after which it is deleted.", "", "A new paragraph starts here on page two."],
+    ]
+    doc = parse_path(_canvas_pdf(tmp_path / "flow.pdf", pages, footer="{n}"))
+    b.check_invariants(doc)
+    assert [p.text for p in doc.paragraphs] == [
+        "Personal data of former customers is kept in the archive system until the retention period of seven "
+        "years has ended, after which it is deleted.",
+        "A new paragraph starts here on page two.",
+    ]
+    assert [p.page for p in doc.paragraphs] == [1, 2]
+
+
+def test_bare_page_number_removed_on_a_single_page(tmp_path: Path) -> None:
+    doc = parse_path(
+        _canvas_pdf(tmp_path / "one.pdf", [["Visitors sign in at reception."]], footer="- {n} -")
+    )
+    assert [p.text for p in doc.paragraphs] == ["Visitors sign in at reception."]
+    assert "1" not in doc.text

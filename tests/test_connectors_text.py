@@ -175,3 +175,13 @@ def test_markdown_front_matter_is_metadata_not_text() -> None:
     assert "doc_id" not in doc.text
     assert [p.text for p in doc.paragraphs] == ["Records are kept for six years after closure."]
     assert doc.paragraphs[0].heading_path == ("Scope",)
+
+
+def test_plain_text_numbered_items_versus_numbered_headings() -> None:
+    text = "1. Purpose of Processing\n\n1. keep records\n\n2. Delete data when no longer needed\n\n2.1 Backups\n\nBody text.\n"
+    doc = parse_bytes(text.encode(), "n.txt")
+    b.check_invariants(doc)
+    assert doc.paragraphs[0].kind == "list"
+    assert doc.paragraphs[0].heading_path == ("1. Purpose of Processing",)
+    assert doc.paragraphs[0].text == "1. keep records\n2. Delete data when no longer needed"
+    assert doc.paragraphs[1].heading_path == ("1. Purpose of Processing", "2.1 Backups")

@@ -8,8 +8,8 @@ Steps, all on pdfplumber's text lines (reading order, layout off):
 2. **Headings.** The body font size is the most common character size; a line at least 15 % larger, or a short
    all-bold line without final punctuation, is a heading. Larger sizes give outer levels.
 3. **Re-flow.** Lines join into one paragraph until a vertical gap clearly larger than the usual line spacing, a
-   heading, a list marker or a page break (a paragraph continues onto the next page when it did not end with
-   punctuation and the next page starts in lower case). A line ending in ``letter-`` followed by a lower-case
+   heading, a list marker, a first-line indent, a sentence ending on a short line, or a page break (a paragraph
+   continues onto the next page when it did not end with punctuation and the next page starts in lower case). A line ending in ``letter-`` followed by a lower-case
    word is de-hyphenated (``"pro-" + "cessing"`` → ``"processing"``).
 """
 
@@ -51,7 +51,8 @@ class _Line:
     x0: float
     size: float
     bold: bool
-    table: list[list[str]] | None = None  # a table found by pdfplumber, standing in for its text lines
+    table: list[list[str]] | None = None
+    x1: float = 0.0  # a table found by pdfplumber, standing in for its text lines
 
 
 @dataclass(slots=True)
@@ -120,7 +121,16 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
             continue
         size = Counter(round(float(c.get("size", 0.0)) * 2) / 2 for c in chars).most_common(1)[0][0]
         lines.append(
-            _Line(text, number, float(raw["top"]), float(raw["bottom"]), float(raw["x0"]), size, _bold(chars))
+            _Line(
+                text,
+                number,
+                float(raw["top"]),
+                float(raw["bottom"]),
+                float(raw["x0"]),
+                size,
+                _bold(chars),
+                x1=float(raw["x1"]),
+            )
         )
     lines.sort(key=lambda ln: (round(ln.top, 1), ln.x0))
     return lines
@@ -197,10 +207,13 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             if heading_size(a) is None and heading_size(b) is None and b.top > a.top:
                 gaps.append(max(0.0, b.top - a.bottom))
         heights.extend(ln.bottom - ln.top for ln in text_lines)
-    typical_gap = statistics.median(gaps) if gaps else 2.0
+    # the lower quartile: gaps inside paragraphs outnumber the gaps between them, even in short documents
+    typical_gap = sorted(gaps)[len(gaps) // 4] if gaps else 2.0
     typical_height = statistics.median(heights) if heights else body_size
     para_gap = max(typical_gap * 1.8, typical_gap + 0.5 * typical_height)
     left = min((ln.x0 for ln in text_body if heading_size(ln) is None), default=0.0)
+    right = max((ln.x1 for ln in text_body if heading_size(ln) is None), default=0.0)
+    short_line = 0.8 * (right - left)  # a sentence ending on a line shorter than this ends its paragraph
 
     current: _Open | None = None
     heading: tuple[float, list[_Line]] | None = None
@@ -281,7 +294,8 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             else:
                 indented_start = ln.x0 - left > 8 and ends_sentence and current.kind == "paragraph"
                 hanging = current.kind == "list-item" and ln.x0 + 2 < last.x0 and ends_sentence
-                breaks = gap > para_gap or indented_start or hanging
+                short_end = ends_sentence and last.x1 - left < short_line and current.kind == "paragraph"
+                breaks = gap > para_gap or indented_start or hanging or short_end
             if breaks:
                 yield from flush()
                 current = _Open("paragraph", [ln], [ln.text])

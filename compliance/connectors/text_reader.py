@@ -62,6 +62,14 @@ def decode_text(data: bytes, source: str) -> str:
         return data.decode("cp1252", errors="replace")
 
 
+_MINOR_WORDS = {"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to", "with"}
+
+
+def _title_case(text: str) -> bool:
+    words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", text)]
+    return bool(words) and all(w[0].isupper() or w.lower() in _MINOR_WORDS for w in words)
+
+
 def _is_heading_line(line: str) -> int | None:
     """Heading level of a lone short line (numbered like "2.1 Scope" or in capitals), or None."""
     stripped = line.strip()
@@ -70,6 +78,10 @@ def _is_heading_line(line: str) -> int | None:
         return None
     m = _NUMBERED_HEADING_RE.match(stripped)
     if m:
+        # "1. Keep records" is more likely a list item than a heading: "N." headings must be in Title Case
+        single_dotted = "." not in m.group(1) and stripped[len(m.group(1)) : len(m.group(1)) + 1] == "."
+        if single_dotted and not _title_case(stripped[m.end() - 1 :]):
+            return None
         return m.group(1).count(".") + 1
     letters = [c for c in stripped if c.isalpha()]
     if len(letters) > 2 and all(c.isupper() for c in letters):
