@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "documents": ("compliance.cli.documents", "documents", "List and show stored documents."),
     "db": ("compliance.cli.db", "db", "Database administration (migrations)."),
     "alerts": ("compliance.cli.alerts", "alerts", "List, show and acknowledge alerts raised by new laws."),
+    "search": ("compliance.cli.search", "search", "Control text/document → laws and provisions; law → controls."),
 }
 
 

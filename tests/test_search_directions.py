@@ -1,0 +1,148 @@
+"""Both retrieval directions (compliance.search) and ``compliance search`` on small fixtures (BM25 only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from compliance.errors import LawNotFoundError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "alerts"
+
+
+@pytest.fixture
+def service(store: Any, tmp_path: Path) -> Any:
+    from compliance.connectors import parse_path
+    from compliance.rules import load_law_file
+    from compliance.search import LawSearch, default_retrieval_config
+
+    store.save_document(parse_path(FIXTURES / "controls.txt"))
+    store.save_law(load_law_file(FIXTURES / "mini_cookie_law.json"))
+    store.save_law(load_law_file(FIXTURES / "mini_payments_law.json"))
+    return LawSearch(store, default_retrieval_config(dense=False), index_dir=tmp_path / "idx")
+
+
+def test_text_to_laws_and_provisions(service: Any, store: Any) -> None:
+    result = service.laws_for_text(
+        "We set analytics cookies on the visitor's device only after consent.", k=5
+    )
+    assert result.laws[0].law == "minicookie"
+    assert result.laws[0].best_provision == "art:1"
+    top = result.provisions[0]
+    assert (top.law, top.key, top.rank) == ("minicookie", "art:1", 1)
+    ids = store.provision_id_map(store.law_record("minicookie").id)
+    assert top.provision_id == ids["art:1"]
+    assert "bm25" in top.evidence
+    # max-pooling: a law's score is its best provision's score
+    for law in result.laws:
+        assert law.score == max(p.score for p in result.provisions if p.law == law.law)
+    pay = service.laws_for_text("strong customer authentication for online payments", k=5)
+    assert pay.laws[0].law == "minipay" and pay.provisions[0].key == "art:1"
+    only = service.laws_for_text("cookies consent", law="minipay")
+    assert {p.law for p in only.provisions} <= {"minipay"}
+
+
+def test_document_to_laws(service: Any) -> None:
+    from compliance.connectors import parse_path
+
+    result = service.laws_for_document(parse_path(FIXTURES / "controls.txt"), k=2)
+    assert result.laws[0].law == "minicookie"
+    assert [h.rank for h in result.laws] == list(range(1, len(result.laws) + 1))
+
+
+def test_law_and_provision_to_controls(service: Any) -> None:
+    hits = service.controls_for_law("minicookie", provision="art:2", k=3)
+    assert "unsubscribe" in hits[0].text
+    assert hits[0].rank == 1 and hits[0].source.endswith("controls.txt")
+    assert any("mail" in t or "market" in t for t in hits[0].evidence["shared_terms"])
+    whole = service.controls_for_law("minicookie", k=3)
+    assert "clean" not in whole[0].text.lower()
+    assert whole[-1].text.startswith("Employees keep their desks clear") or len(whole) < 3
+    with pytest.raises(LawNotFoundError):
+        service.controls_for_law("minicookie", provision="art:99")
+    with pytest.raises(LawNotFoundError):
+        service.controls_for_law("nosuchlaw")
+
+
+def test_indexes_are_persisted_and_updated_incrementally(
+    service: Any, store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance.connectors import parse_bytes
+    from compliance.retrieval import HybridRetriever
+    from compliance.search import LawSearch, default_retrieval_config
+
+    first = service.controls_index()
+    assert len(first) == 3
+    assert (tmp_path / "idx" / "controls" / "config.json").is_file()
+    assert (tmp_path / "idx" / "provisions").exists() is False  # built only when used
+
+    added: list[list[str]] = []
+    original = HybridRetriever.add
+
+    def spy(self: Any, docs: Any) -> None:
+        added.append([d.id for d in docs])
+        original(self, docs)
+
+    monkeypatch.setattr(HybridRetriever, "add", spy)
+    store.save_document(parse_bytes(b"Payment cards are authenticated with two factors.", "cards.txt"))
+    again = LawSearch(store, default_retrieval_config(dense=False), index_dir=tmp_path / "idx")
+    index = again.controls_index()
+    assert len(index) == 4
+    assert len(added) == 1 and len(added[0]) == 1  # only the new paragraph was indexed
+    added.clear()
+    LawSearch(store, default_retrieval_config(dense=False), index_dir=tmp_path / "idx").controls_index()
+    assert added == []  # nothing changed: loaded from disk as is
+
+
+def test_cli_search_both_directions(tmp_path: Path) -> None:
+    from compliance.cli import cli
+
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["ingest", str(FIXTURES / "controls.txt"), "--database", db]).exit_code == 0
+    for f in ("mini_cookie_law.json", "mini_payments_law.json"):
+        out = runner.invoke(cli, ["laws", "add", str(FIXTURES / f), "--no-alerts", "--database", db])
+        assert out.exit_code == 0, out.output
+    out = runner.invoke(
+        cli,
+        [
+            "search",
+            "--text",
+            "opt-in for marketing e-mails and unsubscribe links",
+            "--bm25-only",
+            "--json",
+            "--database",
+            db,
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["laws"][0]["law"] == "minicookie" and data["provisions"][0]["key"] == "art:2"
+    out = runner.invoke(
+        cli, ["search", "--file", str(FIXTURES / "controls.txt"), "--bm25-only", "--database", db]
+    )
+    assert out.exit_code == 0 and "minicookie" in out.output
+    out = runner.invoke(
+        cli,
+        [
+            "search",
+            "--law",
+            "minipay",
+            "--provision",
+            "art:1",
+            "-k",
+            "2",
+            "--bm25-only",
+            "--json",
+            "--database",
+            db,
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    assert len(json.loads(out.output)["controls"]) <= 2
+    out = runner.invoke(cli, ["search", "--text", "x", "--law", "minipay", "--database", db])
+    assert out.exit_code == 1 and "exactly one" in out.output
