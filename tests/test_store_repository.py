@@ -307,6 +307,7 @@ def test_links_and_reviews_are_append_only(store: Store) -> None:
     assert [link.id for link in store.list_links(status="rejected")] == [first]
     assert len(store.list_links(status="proposed")) == 1
     assert len(store.list_links(paragraph_id=paras[0])) == 2
+    assert [link.id for link in store.list_links(limit=1, offset=1)] == [links[1].id]
     assert len(store.list_links(provision_id=ids["art:1"])) == 2
     assert len(store.list_links(law="mini")) == 3 and store.list_links(law="other") == []
     assert len(store.list_links(document_id=store.list_documents()[0].id)) == 3
@@ -402,6 +403,7 @@ def test_audit_log(store: Store) -> None:
         "run.start",
     ]
     assert len(store.list_audit(limit=2)) == 2
+    assert [e.action for e in store.list_audit(limit=2, offset=1)] == ["link.review", "links.add"]
     assert all(e.at.tzinfo is not None for e in store.list_audit())
 
 

@@ -53,8 +53,8 @@ Runs
     ``list_runs(kind=None, limit=None)``. ``config``/``model`` may be dicts, dataclasses or pydantic models.
 Links and reviews (append-only)
     ``add_links(run_id, links: Iterable[NewLink]) -> int``, ``list_links(*, run_id=None, paragraph_id=None,
-    provision_id=None, law=None, document_id=None, status=None, limit=None) -> list[LinkRecord]`` (``status``
-    is the current, derived status), ``get_link(id)``, ``export_links(run_id=None) -> list[dict]``,
+    provision_id=None, law=None, document_id=None, status=None, limit=None, offset=0) -> list[LinkRecord]``
+    (``status`` is the current, derived status), ``get_link(id)``, ``export_links(run_id=None) -> list[dict]``,
     ``add_review(link_id, decision, reviewer, comment=None) -> ReviewRecord``, ``list_reviews(link_id)``.
 Alerts
     ``add_alerts(run_id, alerts: Iterable[NewAlert]) -> int``, ``list_alerts(status=None, law=None, run_id=None)
@@ -62,7 +62,7 @@ Alerts
     ``acknowledge_alert(id, by, comment=None) -> AlertRecord``.
 Audit log
     ``log(action, actor=None, target_type=None, target_id=None, details=None)``, ``list_audit(*, action=None,
-    target_type=None, target_id=None, limit=None) -> list[AuditEntry]`` (newest first).
+    target_type=None, target_id=None, limit=None, offset=0) -> list[AuditEntry]`` (newest first).
 
 Testing: :mod:`compliance.store.testing` (``migrated_store``, ``temporary_postgres_schema``) and the ``store``
 pytest fixture in ``tests/conftest.py`` (SQLite and PostgreSQL, a fresh database per test).

@@ -251,6 +251,7 @@ class StoreBase:
         target_type: str | None = None,
         target_id: Any = None,
         limit: int | None = None,
+        offset: int = 0,
     ) -> list[AuditEntry]:
         """Audit-log entries, newest first, optionally filtered."""
         from sqlalchemy import select
@@ -264,6 +265,8 @@ class StoreBase:
             stmt = stmt.where(AuditLogRow.target_type == target_type)
         if target_id is not None:
             stmt = stmt.where(AuditLogRow.target_id == str(target_id))
+        if offset:
+            stmt = stmt.offset(offset)
         if limit is not None:
             stmt = stmt.limit(limit)
         with self.session() as s:

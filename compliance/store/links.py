@@ -87,6 +87,7 @@ class LinksMixin(StoreBase):
         document_id: int | None = None,
         status: str | None = None,
         limit: int | None = None,
+        offset: int = 0,
     ) -> list[LinkRecord]:
         """Links (oldest first) with their current status, filtered by any combination of the arguments.
 
@@ -119,6 +120,8 @@ class LinksMixin(StoreBase):
         if status is not None:
             stmt = stmt.where(current == status)
         stmt = stmt.order_by(LinkRow.id)
+        if offset:
+            stmt = stmt.offset(offset)
         if limit is not None:
             stmt = stmt.limit(limit)
         with self.session() as s:
