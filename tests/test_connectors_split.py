@@ -152,3 +152,26 @@ def test_sentencizer_is_cached() -> None:
     text = "First sentence here.  Second one follows! Third?"
     spans = sentence_spans(text)
     assert [text[a:c] for a, c in spans] == ["First sentence here.", "Second one follows!", "Third?"]
+
+
+def test_random_block_sequences_keep_every_invariant() -> None:
+    """A seeded property test: any block sequence and budget gives in-bounds, exact, ordered spans."""
+    import random
+
+    from compliance.connectors.assemble import BlockKind
+
+    rng = random.Random(20240501)
+    vocab = ["data", "controller", "shall", "Art.", "5(1)", "e-mail", "—", "record", "processing", "“quoted”"]
+    kinds: list[BlockKind] = ["paragraph", "paragraph", "list-item", "table-row", "heading"]
+    for _ in range(60):
+        blocks = []
+        for _ in range(rng.randrange(0, 25)):
+            kind = rng.choice(kinds)
+            words = [rng.choice(vocab) for _ in range(rng.randrange(0, 120))]
+            text = " ".join(w + rng.choice(["", "", "", ".", ",", ":", ";", "\n"]) for w in words)
+            blocks.append(Block(kind, text, level=rng.randrange(0, 4), marker=rng.choice(["", "1.", "(a)"])))
+        config = SplitConfig(max_tokens=rng.randrange(8, 80), min_chars=rng.randrange(0, 60))
+        doc = _doc(blocks, config)
+        b.check_invariants(doc, max_tokens=config.max_tokens)
+        body = [blk for blk in blocks if blk.kind != "heading" and blk.text.strip()]
+        assert bool(doc.paragraphs) == bool(body)

@@ -131,6 +131,7 @@ def _segments(blocks: Iterable[Block]) -> list[_Segment]:
     section = 0
     segments: list[_Segment] = []
     in_list = False
+    list_base = 0
     for block in blocks:
         text = clean_text(block.text)
         if not text:
@@ -152,9 +153,11 @@ def _segments(blocks: Iterable[Block]) -> list[_Segment]:
             continue
         if block.kind == "list-item":
             marker = block.marker.strip() or "-"
-            indent = "  " * max(0, block.level)
-            line = indent + marker + " " + " ".join(text.split("\n"))
             last = segments[-1] if segments else None
+            if not (in_list and last is not None and last.kind == "list"):
+                list_base = block.level  # nesting is shown relative to the list's first item
+            indent = "  " * max(0, block.level - list_base)
+            line = indent + marker + " " + " ".join(text.split("\n"))
             if in_list and last is not None and last.kind == "list":
                 last.lines.append(line)
                 continue
@@ -239,6 +242,8 @@ def _split(text: str, seg: _Segment, config: SplitConfig) -> list[_Unit]:
 
 def _pack(text: str, atoms: Sequence[tuple[int, int, int]], seg: _Segment) -> _Unit:
     start, end = atoms[0][0], atoms[-1][1]
+    while start < end and text[start].isspace():  # a nested list item's indent when a list is split
+        start += 1
     return _Unit(start, end, seg.kind, seg.heading_path, seg.page, seg.section, count_tokens(text[start:end]))
 
 
