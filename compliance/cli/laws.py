@@ -92,7 +92,9 @@ def laws() -> None:
     help="A folder mirroring official files (default: COMPLIANCE_LAW_MIRROR).",
 )
 @click.option("--no-verify", is_flag=True, help="Do not check the file against the pack's sha256.")
-@click.option("--alerts/--no-alerts", default=True, help="Run an alert pass over stored controls (default on).")
+@click.option(
+    "--alerts/--no-alerts", default=True, help="Run an alert pass over stored controls (default on)."
+)
 @database_option
 @json_option
 def install(
@@ -129,7 +131,9 @@ def install(
 @click.option(
     "--name", "short_name", default=None, help="Short name to store it under (default: from the file)."
 )
-@click.option("--alerts/--no-alerts", default=True, help="Run an alert pass over stored controls (default on).")
+@click.option(
+    "--alerts/--no-alerts", default=True, help="Run an alert pass over stored controls (default on)."
+)
 @database_option
 @json_option
 def add(file: Path, short_name: str | None, alerts: bool, database_url: str | None, as_json: bool) -> None:
