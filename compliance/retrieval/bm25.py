@@ -91,6 +91,19 @@ class BM25Index:
             model.index(self._units, show_progress=False)
         self._model = model
 
+    def with_params(self, **changes: Any) -> BM25Index:
+        """A copy with other BM25 parameters (``k1``, ``b``, ``method``, ``idf_method``) over the same tokenised
+        units — no re-tokenisation (used by tuning). Changing ``mode`` or passage sizes needs :meth:`build`."""
+        if {"mode", "passage_words", "passage_overlap"} & set(changes):
+            raise RetrievalError("with_params cannot change the indexing unit; build a new index")
+        other = BM25Index(self.config.model_copy(update=changes), self.analyzer)
+        other.ids = list(self.ids)
+        other._hashes = dict(self._hashes)
+        other._units = self._units
+        other._owner = self._owner
+        other._reindex()
+        return other
+
     def refit(self, texts_by_id: dict[str, str]) -> None:
         """Recompute the denoising noise list on the current corpus (texts must be given again) and re-index."""
         docs = [Document(i, texts_by_id[i]) for i in self.ids]
@@ -145,22 +158,23 @@ class BM25Index:
     def checksum(self) -> str:
         return corpus_checksum(self._hashes)
 
-    def _query_ids(self, query: str) -> list[int]:
-        vocab = self._model.vocab_dict if self._units else {}
-        return [vocab[t] for t in self.analyzer.tokenize(query) if t in vocab]
+    def unit_scores(self, query: str | list[str]) -> np.ndarray:
+        """BM25 score of every indexed unit (document or passage), float32.
 
-    def unit_scores(self, query: str) -> np.ndarray:
-        """BM25 score of every indexed unit (document or passage), float32."""
+        ``query`` is a text, or a list of already analysed terms (:meth:`Analyzer.tokenize`)."""
         n_units = len(self._units)
         if n_units == 0:
             return np.zeros(0, dtype=np.float32)
-        qids = self._query_ids(query)
+        terms = self.analyzer.tokenize(query) if isinstance(query, str) else query
+        vocab = self._model.vocab_dict
+        qids = [vocab[t] for t in terms if t in vocab]
         if not qids:
             return np.zeros(n_units, dtype=np.float32)
         return np.asarray(self._model.get_scores_from_ids(qids), dtype=np.float32)
 
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every document, in :attr:`ids` order (passage scores max-pooled)."""
+    def scores(self, query: str | list[str]) -> np.ndarray:
+        """BM25 score of every document, in :attr:`ids` order (passage scores max-pooled); ``query`` is a text
+        or a list of analysed terms."""
         unit = self.unit_scores(query)
         if self.config.mode == "document":
             return unit

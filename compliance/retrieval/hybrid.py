@@ -51,6 +51,7 @@ class HybridRetriever:
         self.bm25 = bm25
         self.dense = dense
         self._reranker = reranker
+        self._rerankers: dict[Any, Any] = {}
         self._sync()
 
     # -- construction ---------------------------------------------------------------------------------------
@@ -150,8 +151,10 @@ class HybridRetriever:
             out["dense"] = self._aligned("dense", self.dense.scores_many(queries))
         return out
 
-    def _fuse(self, stage: dict[str, np.ndarray], row: int, allowed: np.ndarray) -> np.ndarray:
-        fusion = self.config.fusion
+    def _fuse(
+        self, stage: dict[str, np.ndarray], row: int, allowed: np.ndarray, config: RetrievalConfig
+    ) -> np.ndarray:
+        fusion = config.fusion
         method = fusion.method
         bm = stage.get("bm25")
         de = stage.get("dense")
@@ -207,45 +210,65 @@ class HybridRetriever:
         """:meth:`search` for several queries; the dense encoder runs once over all of them."""
         if not self.ids or not queries:
             return [[] for _ in queries]
-        stage = self.stage_scores(queries)
+        return self.rank(queries, self.stage_scores(queries), k, query_dates, exclude)
+
+    def rank(
+        self,
+        queries: Sequence[str],
+        stage: dict[str, np.ndarray],
+        k: int = 10,
+        query_dates: Sequence[date | None] | None = None,
+        exclude: Sequence[Sequence[str]] | None = None,
+        config: RetrievalConfig | None = None,
+    ) -> list[list[Hit]]:
+        """Rank from precomputed stage scores (:meth:`stage_scores`).
+
+        ``config`` overrides the fusion, date filter and re-ranker settings (not the indexes): evaluation uses
+        this to compare variants without re-encoding queries. Beyond a re-ranker's ``top_n`` the remaining
+        candidates follow in pre-fetch order with negative scores (−1 − position).
+        """
+        cfg = config or self.config
         dates = list(query_dates) if query_dates is not None else [None] * len(queries)
-        df = self.config.date_filter
+        df = cfg.date_filter
         pos = {d: j for j, d in enumerate(self.ids)}
+        n = len(self.ids)
         results: list[list[Hit]] = []
         for row, query in enumerate(queries):
             in_range = (
                 date_mask(dates[row], self._dates, df.max_years, df.keep_undated)
                 if df.mode != "off"
-                else np.ones(len(self.ids), dtype=bool)
+                else np.ones(n, dtype=bool)
             )
-            allowed = in_range.copy() if df.mode == "pre" else np.ones(len(self.ids), dtype=bool)
+            allowed = in_range.copy() if df.mode == "pre" else np.ones(n, dtype=bool)
             if exclude is not None and exclude[row]:
                 for d in exclude[row]:
                     if d in pos:
                         allowed[pos[d]] = False
-            fused = self._fuse(stage, row, allowed)
-            rr = self.config.reranker
+            fused = self._fuse(stage, row, allowed, cfg)
+            rr = cfg.reranker
             n_cand = max(k, rr.top_n) if rr is not None else k
             if df.mode == "post":
-                n_cand = max(n_cand, self.config.fusion.prefetch_k)
-            cand = _top_indices(fused, n_cand)
-            final = {int(i): float(fused[i]) for i in cand}
+                n_cand = max(n_cand, cfg.fusion.prefetch_k)
+            cand = [int(i) for i in _top_indices(fused, n_cand)]
+            final = {i: float(fused[i]) for i in cand}
             rerank_scores: dict[int, float] = {}
-            if rr is not None and cand.size:
+            if rr is not None and cand:
                 head = cand[: rr.top_n]
                 raw = np.asarray(
-                    self.reranker.score(query, [self.documents[self.ids[i]] for i in head]), dtype=np.float64
+                    self.reranker_for(rr).score(query, [self.documents[self.ids[i]] for i in head]),
+                    dtype=np.float64,
                 )
-                rerank_scores = {int(i): float(v) for i, v in zip(head, raw, strict=True)}
+                rerank_scores = {i: float(v) for i, v in zip(head, raw, strict=True)}
                 combined = rr.weight * minmax(raw) + (1 - rr.weight) * minmax(fused[head])
-                # re-ranked head first, the rest keep their order below it
-                for i, v in zip(head, combined, strict=True):
-                    final[int(i)] = 2.0 + float(v)
+                final = {i: float(v) for i, v in zip(head, combined, strict=True)}
+                final.update({i: -1.0 - j for j, i in enumerate(cand[rr.top_n :])})
             order = sorted(final, key=lambda i: (-final[i], i))
             if df.mode == "post":
                 order = [i for i in order if in_range[i]]
             order = order[:k]
-            results.append([self._hit(i, final[i], stage, row, fused, rerank_scores) for i in order])
+            results.append(
+                [self._hit(i, final[i], stage, row, fused, rerank_scores, cfg.fusion.method) for i in order]
+            )
         return results
 
     def _hit(
@@ -256,12 +279,13 @@ class HybridRetriever:
         row: int,
         fused: np.ndarray,
         rerank: dict[int, float],
+        method: str,
     ) -> Hit:
         ev: dict[str, Any] = {}
         for name, mat in stage.items():
             ev[name] = float(mat[row, i])
             ev[f"rank_{name}"] = int(np.count_nonzero(mat[row] > mat[row, i])) + 1
-        if self.config.fusion.method in ("linear", "rrf"):
+        if method in ("linear", "rrf"):
             ev["fused"] = float(fused[i])
         if i in rerank:
             ev["rerank"] = rerank[i]
@@ -294,15 +318,16 @@ class HybridRetriever:
         return passages[best]
 
     # -- re-ranker ------------------------------------------------------------------------------------------
-    @property
-    def reranker(self) -> Any:
-        if self._reranker is None:
-            if self.config.reranker is None:
-                raise RetrievalError("no re-ranker configured")
+    def reranker_for(self, config: Any) -> Any:
+        """The loaded re-ranker for a :class:`RerankConfig` (cached; the one given to :meth:`build` for the
+        index's own configuration)."""
+        if config == self.config.reranker and self._reranker is not None:
+            return self._reranker
+        if config not in self._rerankers:
             from compliance.retrieval.rerank import load_reranker
 
-            self._reranker = load_reranker(self.config.reranker)
-        return self._reranker
+            self._rerankers[config] = load_reranker(config)
+        return self._rerankers[config]
 
     # -- persistence ----------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
