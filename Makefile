@@ -37,8 +37,8 @@ demo: install
 	@echo "Explore it with: COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance documents list"
 
 lint: install
-	$(BIN)/ruff check compliance tests bench examples
-	$(BIN)/ruff format --check compliance tests bench examples
+	$(BIN)/ruff check compliance tests bench tools
+	$(BIN)/ruff format --check compliance tests bench tools
 	$(BIN)/mypy
 
 test: install lint

@@ -21,6 +21,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"
+TOOLS = REPO_ROOT / "tools" / "examples"
 DATA = REPO_ROOT / "compliance" / "evaluation" / "data"
 HEADER_LINE = "Northwind Logistics — Internal — v2.1"
 
@@ -42,8 +43,8 @@ def _norm(text: str) -> str:
 
 @cache
 def builder() -> ModuleType:
-    """examples/build_examples.py imported by path (examples/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("build_examples", EXAMPLES / "build_examples.py")
+    """tools/examples/build_examples.py imported by path (examples/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("build_examples", TOOLS / "build_examples.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["build_examples"] = module
@@ -117,11 +118,11 @@ def document_text(name: str) -> str:
 def test_all_examples_exist_with_sources() -> None:
     present = {p.name for p in EXAMPLES.iterdir() if p.suffix in {".docx", ".pdf"}}
     assert present == EXPECTED
-    sources = {p.stem for p in (EXAMPLES / "src").glob("*.md")}
+    sources = {p.stem for p in (TOOLS / "src").glob("*.md")}
     assert sources == {Path(n).stem for n in EXPECTED}
     kinds = Counter(Path(n).suffix for n in EXPECTED)
     assert kinds == {".docx": 4, ".pdf": 3}
-    assert (EXAMPLES / "README.md").is_file()
+    assert (TOOLS / "README.md").is_file()
 
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.endswith(".docx")))
@@ -281,7 +282,7 @@ def test_control_set_is_valid() -> None:
 
 def test_control_set_is_not_copied_from_the_examples() -> None:
     example_grams: set[tuple[str, ...]] = set()
-    for path in (EXAMPLES / "src").glob("*.md"):
+    for path in (TOOLS / "src").glob("*.md"):
         example_grams |= _ngrams(path.read_text(encoding="utf-8"), 8)
     copied = {item["id"] for item in controls() if _ngrams(str(item["text"]), 8) & example_grams}
     assert not copied

@@ -1,4 +1,4 @@
-"""Build the sample policy documents in ``examples/`` from their Markdown sources in ``examples/src/``.
+"""Build the sample policy documents in ``examples/`` from their Markdown sources in ``tools/examples/src/``.
 
 Each source file is a small Markdown dialect with a front-matter block::
 
@@ -23,8 +23,8 @@ python-docx / reportlab versions).
 
 Usage::
 
-    python examples/build_examples.py            # writes examples/*.docx and examples/*.pdf
-    python examples/build_examples.py --out DIR  # writes somewhere else
+    python tools/examples/build_examples.py            # writes examples/*.docx and examples/*.pdf
+    python tools/examples/build_examples.py --out DIR  # writes somewhere else
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
+OUT = HERE.parent.parent / "examples"
 COMPANY = "Northwind Logistics B.V."
 HEADER_LINE = "Northwind Logistics — Internal — v2.1"
 FIXED_DATE = dt.datetime(2025, 3, 1, 9, 0, 0)
@@ -447,7 +448,7 @@ def load_sources(src: Path = SRC) -> list[Source]:
     return [parse_source(path) for path in sorted(src.glob("*.md"))]
 
 
-def build_all(out: Path = HERE, src: Path = SRC) -> list[Path]:
+def build_all(out: Path = OUT, src: Path = SRC) -> list[Path]:
     """Build every source into ``out``; return the written paths."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -467,7 +468,7 @@ def build_all(out: Path = HERE, src: Path = SRC) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--out", type=Path, default=HERE, help="output folder (default: examples/)")
+    parser.add_argument("--out", type=Path, default=OUT, help="output folder (default: examples/)")
     args = parser.parse_args(argv)
     for path in build_all(args.out):
         print(f"wrote {path} ({path.stat().st_size} bytes)")
