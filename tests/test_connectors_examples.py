@@ -1,6 +1,6 @@
 """The connectors on the sample policies in ``examples/`` (written by the examples' own generator).
 
-Each .docx/.pdf there is rendered from one Markdown source in ``examples/src``; the Word and PDF connectors must
+Each .docx/.pdf there is rendered from one Markdown source in ``tools/examples/src``; the Word and PDF connectors must
 recover exactly the paragraphs, lists, table rows and heading paths that the Markdown connector reads from the
 source — a cross-format oracle for re-flow, de-hyphenation, header/footer removal and table reading.
 """
@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from compliance.connectors import ParsedDocument, parse_many, parse_path
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, REPO_ROOT
 from tests.fixtures.connectors import builders as b
 
 RENDERED = sorted(p for p in EXAMPLES.glob("*") if p.suffix in (".docx", ".pdf"))
 
 
 def _source(rendered: Path) -> Path:
-    return EXAMPLES / "src" / f"{rendered.stem}.md"
+    return REPO_ROOT / "tools" / "examples" / "src" / f"{rendered.stem}.md"
 
 
 def _body(doc: ParsedDocument) -> list[tuple[str, str, tuple[str, ...]]]:

@@ -185,3 +185,12 @@ def test_plain_text_numbered_items_versus_numbered_headings() -> None:
     assert doc.paragraphs[0].heading_path == ("1. Purpose of Processing",)
     assert doc.paragraphs[0].text == "1. keep records\n2. Delete data when no longer needed"
     assert doc.paragraphs[1].heading_path == ("1. Purpose of Processing", "2.1 Backups")
+
+
+def test_connector_chosen_from_url_path() -> None:
+    doc = parse_bytes(
+        b"# Notice\n\nWe never sell personal data.", "https://intranet.example/p/notice.md?rev=3#top"
+    )
+    assert doc.source == "https://intranet.example/p/notice.md?rev=3#top"
+    assert doc.media_type == "text/markdown"
+    assert doc.paragraphs[0].text == "We never sell personal data."

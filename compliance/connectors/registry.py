@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path, PurePath
+from urllib.parse import urlsplit
 
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.model import ParsedDocument
@@ -66,12 +67,13 @@ def extension_for_media_type(media_type: str | None) -> str | None:
 
 
 def connector_for(filename: str, *, media_type: str | None = None) -> ConnectorSpec:
-    """The connector for a file name (by extension, case-insensitive), else for ``media_type``.
+    """The connector for a file name or URL (by extension, case-insensitive), else for ``media_type``.
 
     Raises:
         UnsupportedFormatError: Neither the extension nor the media type is supported.
     """
-    ext = PurePath(filename).suffix.lower()
+    name = urlsplit(filename).path if "://" in filename else filename  # "https://…/p.pdf?x=1" → "/p.pdf"
+    ext = PurePath(name).suffix.lower()
     spec = CONNECTORS.get(ext)
     if spec is None:
         by_type = extension_for_media_type(media_type)
