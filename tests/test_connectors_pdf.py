@@ -144,3 +144,19 @@ def test_bare_page_number_removed_on_a_single_page(tmp_path: Path) -> None:
     )
     assert [p.text for p in doc.paragraphs] == ["Visitors sign in at reception."]
     assert "1" not in doc.text
+
+
+def test_owner_password_only_pdf_is_readable(tmp_path: Path) -> None:
+    """Permissions-only encryption (empty user password) is not a reason to refuse a document."""
+    from reportlab.lib.pdfencrypt import StandardEncryption
+    from reportlab.pdfgen import canvas
+
+    enc = StandardEncryption("", ownerPassword="owner", canPrint=0)
+    c = canvas.Canvas(str(tmp_path / "owner.pdf"), encrypt=enc)
+    c.setFont("Helvetica", 11)
+    c.drawString(72, 700, "Owner-locked documents can still be read.")
+    c.showPage()
+    c.save()
+    assert [p.text for p in parse_path(tmp_path / "owner.pdf").paragraphs] == [
+        "Owner-locked documents can still be read."
+    ]
