@@ -160,3 +160,30 @@ def test_owner_password_only_pdf_is_readable(tmp_path: Path) -> None:
     assert [p.text for p in parse_path(tmp_path / "owner.pdf").paragraphs] == [
         "Owner-locked documents can still be read."
     ]
+
+
+def test_bold_body_size_line_is_a_heading(tmp_path: Path) -> None:
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(tmp_path / "bold.pdf"))
+    y = 760.0
+    for font, text in [
+        ("Helvetica-Bold", "Access Reviews"),
+        ("Helvetica", "System owners review all user access every quarter and remove"),
+        ("Helvetica", "access that is no longer needed."),
+        ("Helvetica-Bold", "Exceptions"),
+        ("Helvetica", "Exceptions are approved by the CISO and recorded in the register."),
+    ]:
+        c.setFont(font, 11)
+        c.drawString(72, y, text)
+        y -= 15
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "bold.pdf")
+    assert [(p.heading_path, p.text) for p in doc.paragraphs] == [
+        (
+            ("Access Reviews",),
+            "System owners review all user access every quarter and remove access that is no longer needed.",
+        ),
+        (("Exceptions",), "Exceptions are approved by the CISO and recorded in the register."),
+    ]
