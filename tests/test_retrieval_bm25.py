@@ -216,3 +216,11 @@ def test_incremental_add_remove_equals_fresh_build() -> None:
         np.testing.assert_allclose(index.scores(q), fresh.scores(q), atol=1e-6)
     with pytest.raises(RetrievalError, match="duplicate"):
         BM25Index.build([Document("a", "x"), Document("a", "y")])
+
+
+def test_fit_transform_equals_fit_then_tokenize() -> None:
+    a = Analyzer(TokenizerConfig())
+    units = a.fit_transform(ORACLE_CORPUS + ["the the of and data data data"] * 3)
+    b = Analyzer(TokenizerConfig()).fit(ORACLE_CORPUS + ["the the of and data data data"] * 3)
+    assert a.noise_terms == b.noise_terms
+    assert units == b.tokenize_many(ORACLE_CORPUS + ["the the of and data data data"] * 3)

@@ -47,3 +47,14 @@ def test_evaluate_rankings_averages_and_skips_empty_gold() -> None:
     assert out["r_precision"] == pytest.approx((1 / 3 + 1) / 2)
     missing = evaluate_rankings({}, {"q": {"a"}})
     assert missing["recall@100"] == 0.0 and missing["queries"] == 1
+
+
+def test_macro_recall() -> None:
+    from compliance.retrieval.metrics import macro_recall_at_k
+
+    rankings = {"q1": ["a", "b"], "q2": ["b", "a"], "q3": ["c"]}
+    gold = {"q1": {"a"}, "q2": {"a"}, "q3": {"c", "d"}}
+    # a: found at k=1 by q1 only (1/2); c: 1/1; d: 0/1  -> (0.5 + 1 + 0) / 3
+    assert macro_recall_at_k(rankings, gold, 1) == pytest.approx(0.5)
+    assert macro_recall_at_k(rankings, gold, 2) == pytest.approx((1 + 1 + 0) / 3)
+    assert macro_recall_at_k({}, {}, 5) == 0.0

@@ -97,25 +97,37 @@ class Analyzer:
         A term is noise when ``log(N/df(term)) < mean over stop words present of log(N/df(stop word))``.
         Without stop words in the corpus (or with ``stopwords=False``) nothing is removed.
         """
+        self.fit_transform(texts)
+        return self
+
+    def fit_transform(self, texts: Sequence[str]) -> list[list[str]]:
+        """:meth:`fit` and return the terms of every text (each text is analysed once)."""
         self.noise_terms = frozenset()
         self.stopword_idf = None
-        if not self.config.idf_denoise or not texts:
-            return self
-        n = len(texts)
+        per_text: list[list[str]] = []
         word_df: Counter[str] = Counter()
         term_df: Counter[str] = Counter()
         for text in texts:
             words = self.words(text)
-            word_df.update(set(words))
-            term_df.update(set(self._terms_from_words(words)))
+            terms = self._terms_from_words(words)
+            per_text.append(terms)
+            if self.config.idf_denoise:
+                word_df.update(set(words))
+                term_df.update(set(terms))
+        if not self.config.idf_denoise or not texts:
+            return per_text
+        n = len(texts)
         stop = english_stopwords()
         stop_idfs = [math.log(n / df) for w, df in word_df.items() if w in stop]
         if not stop_idfs:
-            return self
+            return per_text
         threshold = sum(stop_idfs) / len(stop_idfs)
         self.stopword_idf = threshold
         self.noise_terms = frozenset(t for t, df in term_df.items() if math.log(n / df) < threshold)
-        return self
+        if not self.noise_terms:
+            return per_text
+        noise = self.noise_terms
+        return [[t for t in terms if t not in noise] for terms in per_text]
 
     # -- persistence ----------------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:

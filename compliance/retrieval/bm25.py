@@ -67,11 +67,14 @@ class BM25Index:
         _check_unique([d.id for d in docs])
         unit_texts, owner = _units(docs, config)
         if analyzer is None:
-            analyzer = Analyzer(tokenizer).fit(unit_texts)
+            analyzer = Analyzer(tokenizer)
+            units = analyzer.fit_transform(unit_texts)
+        else:
+            units = analyzer.tokenize_many(unit_texts)
         index = cls(config, analyzer)
         index.ids = [d.id for d in docs]
         index._hashes = {d.id: text_hash(d.text) for d in docs}
-        index._units = analyzer.tokenize_many(unit_texts)
+        index._units = units
         index._owner = owner
         index._reindex()
         return index
@@ -108,8 +111,8 @@ class BM25Index:
         """Recompute the denoising noise list on the current corpus (texts must be given again) and re-index."""
         docs = [Document(i, texts_by_id[i]) for i in self.ids]
         unit_texts, owner = _units(docs, self.config)
-        self.analyzer = Analyzer(self.analyzer.config).fit(unit_texts)
-        self._units = self.analyzer.tokenize_many(unit_texts)
+        self.analyzer = Analyzer(self.analyzer.config)
+        self._units = self.analyzer.fit_transform(unit_texts)
         self._owner = owner
         self._reindex()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 
-__all__ = ["evaluate_rankings", "mrr_at_k", "ndcg_at_k", "r_precision", "recall_at_k"]
+__all__ = ["evaluate_rankings", "macro_recall_at_k", "mrr_at_k", "ndcg_at_k", "r_precision", "recall_at_k"]
 
 
 def recall_at_k(ranking: Sequence[str], relevant: Collection[str], k: int) -> float:
@@ -82,3 +82,20 @@ def evaluate_rankings(
     out["queries"] = float(len(qids))
     out["skipped"] = float(skipped)
     return out
+
+
+def macro_recall_at_k(
+    rankings: Mapping[str, Sequence[str]], gold: Mapping[str, Collection[str]], k: int
+) -> float:
+    """Per-document (e.g. per-article) recall@k averaged over documents: for each gold document, the share of
+    the queries it is relevant to that rank it in their top k. Frequent articles cannot dominate it."""
+    hit: dict[str, int] = {}
+    total: dict[str, int] = {}
+    for q, rel in gold.items():
+        top = set(list(rankings.get(q, ()))[:k])
+        for d in set(rel):
+            total[d] = total.get(d, 0) + 1
+            hit[d] = hit.get(d, 0) + (d in top)
+    if not total:
+        return 0.0
+    return sum(hit[d] / total[d] for d in total) / len(total)

@@ -75,6 +75,7 @@ class CrossEncoderReranker:
         self.max_length = max_length
         self.batch_size = batch_size
         self.source = source
+        self._cache: dict[tuple[str, str, str], float] = {}
 
     @property
     def device(self) -> Any:
@@ -191,13 +192,24 @@ class CrossEncoderReranker:
         return pairs, where
 
     def score(self, query: str, candidates: Sequence[Document]) -> np.ndarray:
-        """Document scores: the maximum logit over passage pairs."""
-        pairs, where = self.passage_pairs(query, candidates)
-        logits, _ = self.pair_outputs(pairs)
-        out = np.full(len(candidates), -np.inf, dtype=np.float32)
-        for (c, _, _), v in zip(where, logits, strict=True):
-            out[c] = max(out[c], v)
-        return out
+        """Document scores: the maximum logit over passage pairs (memoised per query and candidate text, so
+        variants re-ranking the same candidates cost nothing; the memo holds at most 50,000 entries)."""
+        from compliance.retrieval.artifacts import text_hash
+
+        qh = text_hash(query)
+        keys = [(qh, d.id, text_hash(d.text)) for d in candidates]
+        todo = [i for i, key in enumerate(keys) if key not in self._cache]
+        if todo:
+            pairs, where = self.passage_pairs(query, [candidates[i] for i in todo])
+            logits, _ = self.pair_outputs(pairs)
+            best = np.full(len(todo), -np.inf, dtype=np.float32)
+            for (c, _, _), v in zip(where, logits, strict=True):
+                best[c] = max(best[c], v)
+            if len(self._cache) > 50_000:
+                self._cache.clear()
+            for j, i in enumerate(todo):
+                self._cache[keys[i]] = float(best[j])
+        return np.array([self._cache[key] for key in keys], dtype=np.float32)
 
 
 def build_pairs(
