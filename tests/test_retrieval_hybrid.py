@@ -211,3 +211,52 @@ def test_law_documents_adapter() -> None:
     ]
     whole = law_documents(law, level="law")
     assert len(whole) == 1 and whole[0].id == "eprivacy" and "Traffic data shall be erased." in whole[0].text
+
+
+def test_product_indexes_build_open_update(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compliance.retrieval.indexes import (
+        CONTROL_INDEX,
+        build_control_index,
+        build_law_index,
+        documents_from_rows,
+        open_index,
+        recommended_config,
+    )
+    from compliance.rules.model import Law, Provision
+    from compliance.settings import reset_settings
+
+    monkeypatch.setenv("COMPLIANCE_INDEX_DIR", str(tmp_path / "indexes"))
+    reset_settings()
+    rows = [
+        (
+            1,
+            "Cookies are set only after consent in the banner.",
+            {"document": "marketing", "date": "2025-03-01"},
+        ),
+        (2, "Backups are encrypted and tested monthly.", None),
+        (3, "Marketing e-mails are sent only to subscribers who opted in.", {"date": date(2024, 1, 1)}),
+    ]
+    docs = documents_from_rows(rows)
+    assert [d.id for d in docs] == ["1", "2", "3"] and docs[0].date == date(2025, 3, 1)
+    assert docs[2].metadata["date"] == "2024-01-01"
+    controls = build_control_index(rows, recommended_config(dense=False))
+    assert (tmp_path / "indexes" / CONTROL_INDEX / "config.json").is_file()
+    reopened = open_index(CONTROL_INDEX)
+    assert reopened.search("consent for cookies", k=1)[0].id == "1"
+    reopened.add(documents_from_rows([(4, "Cookie consent records are kept for two years.", None)]))
+    assert {h.id for h in reopened.search("cookie consent", k=5)} >= {"1", "4"}
+    assert controls.config == reopened.config
+    law = Law(
+        identifier="x",
+        short_name="mini",
+        title="Mini",
+        jurisdiction="EU",
+        law_type="directive",
+        provisions=(
+            Provision("article", "art:1", "1", "Consent is required for cookies.", "Cookies"),
+            Provision("article", "art:2", "2", "Backups shall be encrypted.", "Security"),
+        ),
+    )
+    laws = build_law_index([law], recommended_config(dense=False), path=tmp_path / "laws")
+    assert laws.search("encrypted backups", k=1)[0].id == "mini/art:2"
+    assert open_index(tmp_path / "laws").ids == ["mini/art:1", "mini/art:2"]

@@ -30,6 +30,13 @@ The composed retriever (what the alerts and linking code should use)::
                                                                   # bm25/, dense/, MODEL_CARD.md
     r.salient_terms(query, doc_id, n=8) -> list[tuple[str, float]]   # shared terms by BM25 contribution
 
+The product's two indexes (``compliance.retrieval.indexes``)::
+
+    build_law_index(laws, config=None, level="article") -> HybridRetriever      # saved to <index dir>/laws
+    build_control_index(rows, config=None) -> HybridRetriever                    # rows: (id, text, metadata)
+    open_index("laws" | "controls" | path) -> HybridRetriever
+    recommended_config(dense=True) -> RetrievalConfig                            # the tuned defaults
+
 Adapters from the law corpus (``compliance.rules.model.Law``)::
 
     law_documents(law, level="article"|"paragraph"|"law", include_recitals=False) -> list[Document]
@@ -64,11 +71,16 @@ __all__ = [
     "Retriever",
     "TextEncoder",
     "TokenizerConfig",
+    "build_control_index",
+    "build_law_index",
     "date_mask",
     "law_documents",
     "linear_fusion",
     "minmax",
+    "open_index",
+    "recommended_config",
     "rrf_fusion",
+    "salient_terms",
 ]
 
 _LAZY: dict[str, str] = {
@@ -93,6 +105,11 @@ _LAZY: dict[str, str] = {
     "HybridRetriever": "compliance.retrieval.hybrid",
     "law_documents": "compliance.retrieval.adapters",
     "RetrievalEvaluator": "compliance.retrieval.evaluation",
+    "build_control_index": "compliance.retrieval.indexes",
+    "build_law_index": "compliance.retrieval.indexes",
+    "open_index": "compliance.retrieval.indexes",
+    "recommended_config": "compliance.retrieval.indexes",
+    "salient_terms": "compliance.retrieval.evidence",
 }
 
 
