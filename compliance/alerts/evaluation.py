@@ -114,16 +114,19 @@ def score_alerts(
         paragraphs: the stored paragraphs the expectations point into.
         expectations: the expectations (mapping or JSON file; default: the ePrivacy file).
     """
+    spec: Mapping[str, Any]
     if expectations is None or isinstance(expectations, str | Path):
         path = Path(expectations) if expectations is not None else default_expectations_path()
-        expectations = json.loads(path.read_text(encoding="utf-8"))
+        spec = json.loads(path.read_text(encoding="utf-8"))
+    else:
+        spec = expectations
     by_para = {a.paragraph_id: a for a in alerts}
     paragraphs = list(paragraphs)
 
     def ids(kind: str) -> list[tuple[int, str]]:
         return [
             (locate(paragraphs, e["document"], e["phrase"]), f"{e.get('topic', '')}: {e['phrase']}")
-            for e in expectations[kind]
+            for e in spec[kind]
         ]
 
     positives, negatives = ids("must_alert"), ids("must_not_alert")
