@@ -233,3 +233,26 @@ def test_config_validation() -> None:
         LinkDecisionConfig(loss="mse")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError):
         LinkDecisionConfig(relevant_grade=0)
+
+
+def test_freeze_layers_keeps_lower_weights(tiny_st: Path) -> None:
+    import torch
+
+    laws = [make_law("one", ["alpha", "beta"], 1), make_law("two", ["gamma", "delta"], 2)]
+    pairs = make_graded_pairs(laws, train_per_grade=8, heldout_per_grade=6, heldout_fraction=0.3, seed=5)
+    base = LinkDecisionModel.from_base(str(tiny_st), threshold=0.5, lower=0.4).encoder[0].auto_model
+    emb0 = base.embeddings.word_embeddings.weight.detach().clone()
+    low0 = next(base.encoder.layer[0].parameters()).detach().clone()
+    top0 = next(base.encoder.layer[1].parameters()).detach().clone()
+    cfg = LinkDecisionConfig(
+        base_model=str(tiny_st),
+        batch_size=8,
+        max_steps=2,
+        learning_rate=1e-2,
+        max_seq_length=48,
+        freeze_layers=1,
+    )
+    auto = train_link_decision(pairs=pairs, config=cfg).encoder[0].auto_model
+    assert torch.equal(emb0, auto.embeddings.word_embeddings.weight)
+    assert torch.equal(low0, next(auto.encoder.layer[0].parameters()))
+    assert not torch.equal(top0, next(auto.encoder.layer[1].parameters()))
