@@ -21,6 +21,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "laws": ("compliance.cli.laws", "laws", "Install, add, list and show laws."),
     "documents": ("compliance.cli.documents", "documents", "List and show stored documents."),
     "db": ("compliance.cli.db", "db", "Database administration (migrations)."),
+    "train": ("compliance.cli.train", "train_command", "Train the GDPR article classifier."),
+    "evaluate": ("compliance.cli.evaluate", "evaluate_command", "Evaluate the classifier beside its baselines."),
+    "map": ("compliance.cli.map", "map_command", "Map texts (JSONL or --text) to ranked GDPR articles."),
+    "audit": ("compliance.cli.audit", "audit_command", "Ingest documents, link paragraphs to GDPR articles."),
     "alerts": ("compliance.cli.alerts", "alerts", "List, show and acknowledge alerts raised by new laws."),
     "search": ("compliance.cli.search", "search", "Control text/document → laws and provisions; law → controls."),
 }

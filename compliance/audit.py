@@ -1,0 +1,238 @@
+"""A first compliance audit: ingest documents → paragraphs → GDPR article classifier → scored links in the
+store → a summary per document and an export of the links.
+
+Re-running on unchanged documents classifies nothing again: a paragraph that already has classifier links from
+the same model (same identity) is skipped. A changed document is a new version whose paragraphs are new.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from compliance.errors import ComplianceError, ConfigurationError
+from compliance.linking.classifier_links import METHOD, ClassifierLinkConfig, classify_paragraphs, new_links
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.models.classifier import ArticleClassifier
+    from compliance.store import Store
+
+__all__ = ["AuditReport", "DocumentSummary", "audit", "export_links"]
+
+
+@dataclass
+class DocumentSummary:
+    """What the audit found in one document."""
+
+    source: str
+    document_id: int
+    version: int
+    status: str  # new, new-version, unchanged
+    paragraphs: int
+    classified: int
+    links: int
+    top_articles: list[dict[str, Any]] = field(default_factory=list)
+    needs_review: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class AuditReport:
+    """The result of :func:`audit`."""
+
+    run_id: int
+    model: dict[str, Any]
+    documents: list[DocumentSummary]
+    failures: list[dict[str, str]]
+    links: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "model": self.model,
+            "links": self.links,
+            "documents": [asdict(d) for d in self.documents],
+            "failures": self.failures,
+        }
+
+
+def _ensure_gdpr(store: Store) -> int:
+    """The stored GDPR's law id, installing the law pack's text into the store first if needed."""
+    from compliance.errors import LawNotFoundError
+
+    try:
+        return int(store.law_record("gdpr").id)
+    except LawNotFoundError:
+        from compliance.rules import load_pack_law
+
+        return int(store.save_law(load_pack_law("gdpr")).id)
+
+
+def _source_name(path: Path, relative_to: Path | None) -> str:
+    resolved = path.resolve()
+    if relative_to is not None:
+        try:
+            return resolved.relative_to(relative_to.resolve()).as_posix()
+        except ValueError:
+            pass
+    return resolved.as_posix()
+
+
+def audit(
+    store: Store,
+    paths: Sequence[Path],
+    classifier: ArticleClassifier,
+    *,
+    config: ClassifierLinkConfig | None = None,
+    relative_to: Path | None = None,
+    recursive: bool = True,
+    on_error: Callable[[Path, dict[str, str]], None] | None = None,
+) -> AuditReport:
+    """Ingest ``paths`` and link every new paragraph to GDPR articles.
+
+    Args:
+        store: an open, migrated :class:`~compliance.store.Store`.
+        paths: files and folders.
+        classifier: the GDPR article classifier.
+        config: top-k, review band, batch size.
+        relative_to: store document sources relative to this folder.
+        recursive: descend into sub-folders.
+        on_error: called for every file that could not be read (the audit goes on).
+
+    Returns:
+        The run id, a summary per document (top articles, paragraphs needing review) and the failures.
+    """
+    from compliance.connectors import SplitConfig, iter_paths, parse_path
+
+    config = config or ClassifierLinkConfig()
+    band = config.review_band or classifier.config.review_band
+    law_id = _ensure_gdpr(store)
+    provision_ids = store.provision_id_map(law_id)
+    model_info = {
+        "identity": classifier.identity,
+        "recipe": classifier.meta.get("recipe", {}).get("name"),
+        "path": classifier.meta.get("path"),
+        "temperature": classifier.config.temperature,
+        "review_band": list(band),
+    }
+    run_config = {
+        "paths": [str(p) for p in paths],
+        "linking": {**asdict(config), "review_band": list(band)},
+        "law_id": law_id,
+    }
+    failures: list[dict[str, str]] = []
+    summaries: list[DocumentSummary] = []
+    total_links = 0
+    with store.run("audit", run_config, model=model_info) as run:
+        for path in iter_paths(list(paths), recursive=recursive):
+            try:
+                doc = parse_path(path, config=SplitConfig())
+                doc = replace(doc, source=_source_name(path, relative_to))
+                saved = store.save_document(doc)
+            except ComplianceError as e:
+                failure = {"path": str(path), "code": e.code, "error": str(e)}
+                failures.append(failure)
+                if on_error is not None:
+                    on_error(path, failure)
+                continue
+            status = "unchanged" if not saved.created else ("new" if saved.new_document else "new-version")
+            paragraphs = list(store.iter_paragraphs(document_ids=[saved.document_id]))
+            done = {
+                link.paragraph_id
+                for link in store.list_links(document_id=saved.document_id)
+                if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
+            }
+            todo = [(p.id, p.text) for p in paragraphs if p.id not in done]
+            results = classify_paragraphs(classifier, todo, config)
+            links = new_links(results, provision_ids, classifier.identity, {"run": run.id})
+            if links:
+                store.add_links(run.id, links)
+            total_links += len(links)
+            text_of = {p.id: p for p in paragraphs}
+            weight: defaultdict[int, float] = defaultdict(float)
+            count: Counter[int] = Counter()
+            titles: dict[int, str] = {}
+            review: list[dict[str, Any]] = []
+            for res in results:
+                for score, _ in res.linked:
+                    weight[score.article] += score.score
+                    count[score.article] += 1
+                    titles[score.article] = score.title
+                if res.needs_review:
+                    p = text_of[res.paragraph_id]
+                    top = res.ranked[0]
+                    review.append(
+                        {
+                            "paragraph_id": p.id,
+                            "ordinal": p.ordinal,
+                            "text": p.text[:200],
+                            "top_article": top.article,
+                            "score": round(top.score, 3),
+                            "reason": "abstain" if res.abstained else "in review band",
+                        }
+                    )
+            summaries.append(
+                DocumentSummary(
+                    source=doc.source,
+                    document_id=saved.document_id,
+                    version=saved.version,
+                    status=status,
+                    paragraphs=len(paragraphs),
+                    classified=len(results),
+                    links=len(links),
+                    top_articles=[
+                        {"article": a, "title": titles[a], "paragraphs": count[a], "weight": round(w, 3)}
+                        for a, w in sorted(weight.items(), key=lambda kv: -kv[1])[:5]
+                    ],
+                    needs_review=review,
+                )
+            )
+        run.stats.update(
+            {
+                "documents": len(summaries),
+                "failed": len(failures),
+                "links": total_links,
+                "paragraphs_classified": sum(s.classified for s in summaries),
+                "needs_review": sum(len(s.needs_review) for s in summaries),
+            }
+        )
+    return AuditReport(run.id, model_info, summaries, failures, total_links)
+
+
+def export_links(store: Store, run_id: int, out: Path) -> int:
+    """Write the run's links to ``out`` (``.csv`` or ``.json``); returns the number of rows.
+
+    Raises:
+        ConfigurationError: another file extension.
+    """
+    rows = store.export_links(run_id)
+    suffix = out.suffix.lower()
+    if suffix == ".json":
+        out.write_text(json.dumps(rows, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    elif suffix == ".csv":
+        columns = list(rows[0]) if rows else ["link_id"]
+        with out.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow(
+                    {
+                        k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
+                        for k, v in row.items()
+                    }
+                )
+    else:
+        raise ConfigurationError(f"--export: use a .csv or .json file name, not {out.name!r}")
+    return len(rows)
+
+
+def group_by_document(rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Exported link rows grouped by document source (for reports)."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        out[str(r["document_source"])].append(r)
+    return dict(out)

@@ -1,0 +1,120 @@
+"""``compliance audit PATH…``: ingest documents, map every new paragraph to GDPR articles, store the scored
+links for review, print a summary per document and optionally export the links."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from compliance.cli.options import database_option, json_option
+
+
+@click.command("audit")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Classifier directory (default: <model dir>/gdpr-classifier).",
+)
+@click.option(
+    "--top-k",
+    type=click.IntRange(1, 99),
+    default=5,
+    show_default=True,
+    help="At most this many articles linked per paragraph.",
+)
+@click.option(
+    "--export",
+    "export_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write this run's links to a .csv or .json file.",
+)
+@click.option(
+    "--relative-to",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Store document sources relative to this folder (default: absolute paths).",
+)
+@click.option("--no-recursive", is_flag=True, help="Do not descend into sub-folders.")
+@click.option("--device", default=None, help="auto, cpu, cuda (default: COMPLIANCE_DEVICE or auto).")
+@click.option(
+    "--train-if-missing",
+    is_flag=True,
+    help="Train the default classifier first when none exists (progress on stderr).",
+)
+@database_option
+@json_option
+def audit_command(
+    paths: tuple[Path, ...],
+    model_path: Path | None,
+    top_k: int,
+    export_path: Path | None,
+    relative_to: Path | None,
+    no_recursive: bool,
+    device: str | None,
+    train_if_missing: bool,
+    database_url: str | None,
+    as_json: bool,
+) -> None:
+    """Audit documents against the GDPR: ingest, classify paragraphs, store scored links, summarise."""
+    from compliance.audit import audit, export_links
+    from compliance.cli.db import open_store
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+    from compliance.models.classifier import default_model_path, load
+
+    path = model_path or default_model_path()
+    if not (path / "config.json").is_file() and train_if_missing:
+        from compliance.cli.train import train_default
+
+        click.echo(f"no model at {path}: training the default recipe first (this takes minutes)", err=True)
+        train_default(path, device=device)
+    classifier = load(path, device=device)
+    store = open_store(database_url)
+
+    def report_error(p: Path, failure: dict[str, str]) -> None:
+        click.echo(f"error [{failure['code']}]: {failure['error']}", err=True)
+
+    result = audit(
+        store,
+        list(paths),
+        classifier,
+        config=ClassifierLinkConfig(top_k=top_k),
+        relative_to=relative_to,
+        recursive=not no_recursive,
+        on_error=report_error,
+    )
+    exported = None
+    if export_path is not None:
+        exported = export_links(store, result.run_id, export_path)
+    if as_json:
+        data = result.to_dict()
+        data["exported"] = {"path": str(export_path), "rows": exported} if export_path else None
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        click.echo(
+            f"audit run {result.run_id}: {len(result.documents)} document(s), {result.links} link(s), "
+            f"model {result.model['identity']}"
+        )
+        for doc in result.documents:
+            click.echo(
+                f"\n{doc.source} (document {doc.document_id} v{doc.version}, {doc.status}): "
+                f"{doc.classified}/{doc.paragraphs} paragraph(s) classified, {doc.links} link(s)"
+            )
+            for a in doc.top_articles:
+                click.echo(
+                    f"  Art. {a['article']:>2} {a['title']}: {a['paragraphs']} paragraph(s), "
+                    f"weight {a['weight']}"
+                )
+            if doc.needs_review:
+                click.echo(f"  {len(doc.needs_review)} paragraph(s) need review")
+        if exported is not None:
+            click.echo(f"\n{exported} link(s) exported to {export_path}")
+        if result.failures:
+            click.echo(f"{len(result.failures)} file(s) could not be read", err=True)
+    if not result.documents:
+        raise click.exceptions.Exit(1)

@@ -1,0 +1,104 @@
+"""``compliance evaluate``: the classifier and its baselines on QA, QR, GDPRhub and the control set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from compliance.cli.options import echo_table, json_option
+
+
+@click.command("evaluate")
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Classifier directory (default: <model dir>/gdpr-classifier if it exists).",
+)
+@click.option("--baselines-only", is_flag=True, help="Evaluate only the baselines.")
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    type=click.Choice(["qa", "qr", "gdprhub", "controls"]),
+    help="Query sets (repeatable; default all available).",
+)
+@click.option(
+    "--baseline",
+    "baselines",
+    multiple=True,
+    type=click.Choice(["prior", "bm25", "zero-shot"]),
+    help="Baselines (repeatable; default all three).",
+)
+@click.option(
+    "--fusion-weight",
+    "fusion_weights",
+    multiple=True,
+    type=float,
+    help="Also report classifier + w·log(GDPRhub prior) for this weight (repeatable).",
+)
+@click.option(
+    "--controls",
+    "controls_path",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    default=None,
+    help="Control set JSONL (default: the shipped one).",
+)
+@click.option("--limit", type=click.IntRange(1), default=None, help="At most this many queries per set.")
+@click.option(
+    "--output", type=click.Path(path_type=Path), default=None, help="Also write the report as JSON."
+)
+@json_option
+def evaluate_command(
+    model_path: Path | None,
+    baselines_only: bool,
+    sets: tuple[str, ...],
+    baselines: tuple[str, ...],
+    fusion_weights: tuple[float, ...],
+    controls_path: Path | None,
+    limit: int | None,
+    output: Path | None,
+    as_json: bool,
+) -> None:
+    """Seed-000 metrics (Rec, Prec, F^μ, F^M, Rec@3, MRR) of the model beside the frequency prior, BM25 and
+    the zero-shot base encoder."""
+    from compliance.cli.train import gdpr_training_inputs
+    from compliance.evaluation.run import evaluate
+    from compliance.models.classifier import default_model_path
+    from compliance.progress import progress_enabled
+
+    path: Path | None = None
+    if not baselines_only:
+        path = model_path or default_model_path()
+        if model_path is None and not (path / "config.json").is_file():
+            click.echo(
+                f"no model at {path}: evaluating baselines only (train one with `compliance train`)", err=True
+            )
+            path = None
+    law, recital_map = gdpr_training_inputs()
+
+    def progress(line: str) -> None:
+        if progress_enabled():
+            click.echo(f"evaluating {line}", err=True)
+
+    report = evaluate(
+        law,
+        recital_map,
+        model_path=path,
+        controls=controls_path,
+        sets=sets or ("qa", "qr", "gdprhub", "controls"),
+        baselines=baselines or ("prior", "bm25", "zero-shot"),
+        fusion_weights=fusion_weights,
+        limit=limit,
+        progress=progress,
+    )
+    if output is not None:
+        output.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        echo_table(report.table(), ["set", "ranker", "rec", "prec", "f_mu", "f_M", "rec@3", "mrr"])
+        click.echo(f"queries: {report.query_sets}; {report.seconds} s")

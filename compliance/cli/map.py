@@ -1,0 +1,103 @@
+"""``compliance map``: free text → ranked GDPR articles, as JSONL on stdout.
+
+Contract (external evaluation depends on it; keep it stable): input JSONL lines ``{"id": ..., "text": ...}``
+from a file argument or stdin, or ``--text "..."``; output one JSONL line per input, in input order,
+``{"id": ..., "articles": [{"article": 32, "title": "Security of processing", "score": 0.81}, ...]}`` ranked by
+score. Nothing else is written to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import click
+
+from compliance.errors import ConfigurationError
+
+
+def _read_inputs(source: IO[str], name: str) -> Iterator[tuple[object, str]]:
+    for n, line in enumerate(source, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            raise ConfigurationError(f"{name}:{n}: not a JSON line: {e}") from e
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise ConfigurationError(f"{name}:{n}: expected an object with a string 'text'")
+        yield row.get("id", n), row["text"]
+
+
+@click.command("map")
+@click.argument("input_file", required=False, type=click.File("r", encoding="utf-8"))
+@click.option("--text", "texts", multiple=True, help="Map this text (repeatable); ids are 1, 2, …")
+@click.option("--top-k", type=click.IntRange(1, 99), default=10, show_default=True, help="Articles per text.")
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Classifier directory (default: <model dir>/gdpr-classifier).",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, 10_000),
+    default=64,
+    show_default=True,
+    help="Texts classified per batch.",
+)
+@click.option("--device", default=None, help="auto, cpu, cuda (default: COMPLIANCE_DEVICE or auto).")
+@click.option(
+    "--train-if-missing",
+    is_flag=True,
+    help="Train the default recipe first when no model exists (progress on stderr).",
+)
+def map_command(
+    input_file: IO[str] | None,
+    texts: tuple[str, ...],
+    top_k: int,
+    model_path: Path | None,
+    batch_size: int,
+    device: str | None,
+    train_if_missing: bool,
+) -> None:
+    """Rank GDPR articles for texts: JSONL {"id","text"} in (FILE or stdin, or --text), JSONL out."""
+    from compliance.models.classifier import default_model_path, load
+
+    path = model_path or default_model_path()
+    if not (path / "config.json").is_file() and train_if_missing:
+        from compliance.cli.train import train_default
+
+        click.echo(f"no model at {path}: training the default recipe first (this takes minutes)", err=True)
+        train_default(path, device=device)
+    classifier = load(path, device=device)
+    if texts:
+        rows: Iterator[tuple[object, str]] = iter(list(enumerate(texts, 1)))
+    elif input_file is not None:
+        rows = _read_inputs(input_file, getattr(input_file, "name", "input"))
+    else:
+        rows = _read_inputs(sys.stdin, "stdin")
+
+    def flush(batch: list[tuple[object, str]]) -> None:
+        ranked = classifier.rank([t for _, t in batch], top_k=top_k)
+        for (row_id, _), scores in zip(batch, ranked, strict=True):
+            out = {
+                "id": row_id,
+                "articles": [
+                    {"article": s.article, "title": s.title, "score": round(s.score, 4)} for s in scores
+                ],
+            }
+            click.echo(json.dumps(out, ensure_ascii=False))
+
+    batch: list[tuple[object, str]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= batch_size:
+            flush(batch)
+            batch = []
+    if batch:
+        flush(batch)

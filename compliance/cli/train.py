@@ -1,0 +1,145 @@
+"""``compliance train``: train (and calibrate) the GDPR article classifier."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from compliance.errors import ConfigurationError
+
+
+def gdpr_training_inputs() -> tuple[Any, dict[int, list[int]]]:
+    """The project's own GDPR parse and its article → recital map (law pack ``gdpr``)."""
+    from compliance.rules import get_pack, load_pack_law
+
+    return load_pack_law("gdpr"), get_pack("gdpr").recital_map()
+
+
+def train_default(out_dir: Path, *, device: str | None = None) -> Path:
+    """Train the default recipe into ``out_dir`` (used by ``map --train-if-missing`` and ``audit``)."""
+    from compliance.models.training import DEFAULT_RECIPE, get_recipe, train
+    from compliance.progress import enable_progress
+
+    enable_progress(True)
+    law, recital_map = gdpr_training_inputs()
+    result = train(get_recipe(DEFAULT_RECIPE), law, recital_map, out_dir=out_dir, device=device)
+    assert result.path is not None
+    return result.path
+
+
+@click.command("train")
+@click.option(
+    "--recipe",
+    default="r",
+    show_default=True,
+    help="Training recipe: plain, r (recital enrichment), rsp-r, mca-r, rsp-mca-r, r-long, frozen.",
+)
+@click.option(
+    "--base-model",
+    default=None,
+    help="Base encoder: a Hugging Face id or local directory (default: packaged all-MiniLM-L6-v2).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Model directory to write (default: <model dir>/gdpr-classifier).",
+)
+@click.option(
+    "--extra",
+    "extra_path",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    default=None,
+    help='Extra supervision: JSONL {"id","text","articles":[...]}.',
+)
+@click.option(
+    "--gdprhub-train",
+    is_flag=True,
+    help="Add the training half of the GDPRhub development set (shared data) as extra supervision; "
+    "the other half stays held out for `compliance evaluate`.",
+)
+@click.option("--epochs", type=click.IntRange(1, 100), default=None, help="Override the recipe's epochs.")
+@click.option(
+    "--min-k", type=click.IntRange(1, 10_000), default=None, help="Override minK (instances/article)."
+)
+@click.option("--freeze-layers", type=click.IntRange(0, 100), default=None, help="Override frozen layers.")
+@click.option("--seed", type=int, default=None, help="Override the random seed.")
+@click.option("--device", default=None, help="auto, cpu, cuda (default: COMPLIANCE_DEVICE or auto).")
+@click.option("--no-bf16", is_flag=True, help="Train in fp32 even where bf16 autocast is supported.")
+@click.option("--json", "as_json", is_flag=True, help="Print the training summary as JSON.")
+def train_command(
+    recipe: str,
+    base_model: str | None,
+    out_dir: Path | None,
+    extra_path: Path | None,
+    gdprhub_train: bool,
+    epochs: int | None,
+    min_k: int | None,
+    freeze_layers: int | None,
+    seed: int | None,
+    device: str | None,
+    no_bf16: bool,
+    as_json: bool,
+) -> None:
+    """Train the 99-way GDPR article classifier (progress and time estimate on stderr)."""
+    from compliance.models.classifier import default_model_path
+    from compliance.models.training import get_recipe, train
+    from compliance.progress import enable_progress
+
+    enable_progress(True)
+    chosen = get_recipe(
+        recipe, base_model=base_model, epochs=epochs, min_k=min_k, freeze_layers=freeze_layers, seed=seed
+    )
+    target = out_dir or default_model_path()
+    law, recital_map = gdpr_training_inputs()
+    with tempfile.TemporaryDirectory() as tmp:
+        if gdprhub_train:
+            if extra_path is not None:
+                raise ConfigurationError("use either --extra or --gdprhub-train, not both")
+            from compliance.evaluation.queries import gdprhub_path, load_gdprhub, write_gdprhub_train
+
+            hub = gdprhub_path()
+            if hub is None:
+                raise ConfigurationError("--gdprhub-train: no GDPRhub file; set COMPLIANCE_SHARED_DATA")
+            extra_path = Path(tmp) / "gdprhub_train.jsonl"
+            write_gdprhub_train(load_gdprhub(hub), extra_path)
+        click.echo(f"training recipe {chosen.name!r} → {target}", err=True)
+        result = train(
+            chosen,
+            law,
+            recital_map,
+            out_dir=target,
+            extra_path=extra_path,
+            device=device,
+            bf16=False if no_bf16 else None,
+        )
+    m = result.metrics
+    summary = {
+        "path": str(result.path),
+        "recipe": chosen.name,
+        "examples": len(result.data.train),
+        "train_seconds": m["timing"]["train_seconds"],
+        "final_loss": m["train_curve"][-1]["loss"] if m["train_curve"] else None,
+        "temperature": m["calibration"]["temperature"],
+        "ece_before": m["calibration"]["ece_before"],
+        "ece_after": m["calibration"]["ece_after"],
+        "heldout": m["heldout_after"],
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        click.echo(f"model saved to {summary['path']}")
+        click.echo(
+            f"  {summary['examples']} examples, {summary['train_seconds']} s, final loss {summary['final_loss']}"
+        )
+        click.echo(
+            f"  temperature {summary['temperature']:.3f}; ECE {summary['ece_before']:.3f} → "
+            f"{summary['ece_after']:.3f}"
+        )
+        for name, vals in summary["heldout"].items():
+            click.echo(f"  {name}: " + ", ".join(f"{k} {v:.3f}" for k, v in vals.items()))

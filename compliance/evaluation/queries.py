@@ -1,0 +1,128 @@
+"""Query sets for evaluating GDPR article rankers, with no leakage into training.
+
+* ``qa``: held-out article sentences (never in the training set, see :mod:`compliance.models.data`);
+* ``qr``: held-out recitals, gold = the articles the recital map associates with them;
+* ``gdprhub``: the GDPRhub development texts (case facts with explicit references masked), split
+  deterministically by id into a part that may be used as extra supervision (``train``) and a held-out part
+  (``test``) that is always the one evaluated;
+* ``controls``: the hand-written control set (``compliance/evaluation/data/controls.jsonl``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from compliance.errors import ConfigurationError
+from compliance.evaluation.evaluator import QuerySet
+from compliance.models.data import Example
+
+__all__ = [
+    "CONTROLS_PATH",
+    "GDPRHUB_FILE",
+    "controls_query_set",
+    "examples_query_set",
+    "gdprhub_article_counts",
+    "gdprhub_path",
+    "gdprhub_split",
+    "load_gdprhub",
+    "write_gdprhub_train",
+]
+
+CONTROLS_PATH = Path(__file__).resolve().parent / "data" / "controls.jsonl"
+GDPRHUB_FILE = Path("eval") / "gdprhub_dev.jsonl"
+#: share of GDPRhub texts (by id hash) that may be used for training; the rest is held out for evaluation.
+GDPRHUB_TRAIN_SHARE = 0.5
+
+
+def examples_query_set(name: str, examples: Iterable[Example], description: str = "") -> QuerySet:
+    """A query set from held-out :class:`~compliance.models.data.Example` objects."""
+    exs = list(examples)
+    return QuerySet(name, {e.id: e.text for e in exs}, {e.id: list(e.labels) for e in exs}, description)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except ValueError as e:
+                    raise ConfigurationError(f"{path}:{n}: not valid JSON: {e}") from e
+    return rows
+
+
+def gdprhub_path(shared_data: Path | None = None) -> Path | None:
+    """``<shared data>/eval/gdprhub_dev.jsonl`` if present (settings ``COMPLIANCE_SHARED_DATA``)."""
+    if shared_data is None:
+        from compliance.settings import get_settings
+
+        shared_data = get_settings().resolved_shared_data()
+    if shared_data is None:
+        return None
+    path = shared_data / GDPRHUB_FILE
+    return path if path.is_file() else None
+
+
+def load_gdprhub(path: Path, valid_articles: Sequence[int] = range(1, 100)) -> list[dict[str, Any]]:
+    """GDPRhub rows with their ``gdpr_articles`` restricted to valid article numbers (rows left empty dropped)."""
+    valid = set(valid_articles)
+    out = []
+    for row in _read_jsonl(path):
+        arts = sorted({int(a) for a in row.get("gdpr_articles", []) if int(a) in valid})
+        if arts and str(row.get("text", "")).strip():
+            out.append({**row, "gdpr_articles": arts})
+    return out
+
+
+def gdprhub_split(row_id: str, train_share: float = GDPRHUB_TRAIN_SHARE) -> str:
+    """``train`` or ``test`` for a GDPRhub id (sha1 of the id; stable across runs and machines)."""
+    h = int.from_bytes(hashlib.sha1(f"gdprhub:{row_id}".encode()).digest()[:8], "big") / 2**64
+    return "train" if h < train_share else "test"
+
+
+def gdprhub_query_set(rows: Sequence[dict[str, Any]], part: str = "test") -> QuerySet:
+    """The GDPRhub rows of one split part as a query set."""
+    sel = [r for r in rows if gdprhub_split(str(r["id"])) == part]
+    return QuerySet(
+        f"gdprhub-{part}",
+        {str(r["id"]): str(r["text"]) for r in sel},
+        {str(r["id"]): list(r["gdpr_articles"]) for r in sel},
+        "GDPRhub case facts (references masked), held-out half by id hash",
+    )
+
+
+def gdprhub_article_counts(rows: Sequence[dict[str, Any]], part: str = "train") -> Counter[int]:
+    """Article frequencies in one split part (the realistic frequency prior)."""
+    return Counter(a for r in rows if gdprhub_split(str(r["id"])) == part for a in r["gdpr_articles"])
+
+
+def write_gdprhub_train(rows: Sequence[dict[str, Any]], out: Path) -> int:
+    """Write the training half as extra-supervision JSONL (``id, text, articles``); returns the row count."""
+    n = 0
+    with out.open("w", encoding="utf-8") as fh:
+        for r in rows:
+            if gdprhub_split(str(r["id"])) == "train":
+                fh.write(
+                    json.dumps({"id": r["id"], "text": r["text"], "articles": r["gdpr_articles"]}) + "\n"
+                )
+                n += 1
+    return n
+
+
+def controls_query_set(path: Path = CONTROLS_PATH) -> QuerySet | None:
+    """The hand-written control set (``{"id","text","articles"}`` lines), or None when it does not exist."""
+    if not path.is_file():
+        return None
+    rows = _read_jsonl(path)
+    return QuerySet(
+        "controls",
+        {str(r["id"]): str(r["text"]) for r in rows},
+        {str(r["id"]): [int(a) for a in r.get("articles", [])] for r in rows},
+        "hand-written internal controls with the GDPR articles they implement",
+    )

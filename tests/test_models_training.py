@@ -1,0 +1,171 @@
+"""Training, saving and loading the article classifier with a tiny random BERT on a mini regulation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compliance.models.data import DataConfig
+from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt
+from compliance.models.training import Recipe, get_recipe, train
+from tests.fixtures.classifier.tiny import RECITAL_MAP, make_tiny_bert, mini_gdpr, single_threaded
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread() -> Iterator[None]:
+    with single_threaded():  # type: ignore[attr-defined]
+        yield
+
+
+def tiny_recipe(base: Path, **kw: object) -> Recipe:
+    params: dict[str, object] = {
+        "name": "tiny",
+        "base_model": str(base),
+        "data": DataConfig(min_k=16, heldout_share=0.1, recital_heldout_share=0.0),
+        "epochs": 8,
+        "batch_size": 16,
+        "max_length": 40,
+        "inference_max_length": 32,
+        "encoder_lr": 2e-3,
+        "head_lr": 2e-2,
+        "freeze_layers": 0,
+        "seed": 3,
+    }
+    params.update(kw)
+    return Recipe(**params)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_base: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("model") / "gdpr-classifier"
+    result = train(tiny_recipe(tiny_base), mini_gdpr(), RECITAL_MAP, out_dir=out, device="cpu", bf16=False)
+    return out, result.metrics
+
+
+def test_training_converges_and_records_curves(trained: tuple[Path, dict]) -> None:
+    _, metrics = trained
+    curve = metrics["train_curve"]
+    assert len(curve) >= 8
+    quarter = len(curve) // 4
+    first = np.mean([c["loss"] for c in curve[:quarter]])
+    last = np.mean([c["loss"] for c in curve[-quarter:]])
+    assert last < 0.7 * first
+    assert np.mean([c["acc"] for c in curve[-quarter:]]) > 0.6  # 5 classes: chance is 0.2
+    assert metrics["epoch_eval"] and "acc@1" in metrics["epoch_eval"][-1]["calibration"]
+    assert metrics["timing"]["examples_per_second"] > 0
+
+
+def test_saved_model_is_self_describing(trained: tuple[Path, dict]) -> None:
+    path, _ = trained
+    cfg = json.loads((path / "config.json").read_text())
+    assert cfg["format"] == "compliance.gdpr-classifier"
+    assert cfg["labels"] == [5, 15, 17, 32, 33]
+    assert cfg["label_to_index"]["32"] == 3
+    assert cfg["titles"]["32"] == "Security of processing"
+    assert cfg["recipe"]["name"] == "tiny"
+    assert cfg["provenance"]["law"]["checksum"] == "0" * 64
+    assert cfg["provenance"]["recital_map_checksum"]
+    assert cfg["provenance"]["counts"]["train"] == 5 * 16
+    assert cfg["package_version"]
+    assert cfg["inference"]["temperature"] > 0
+    assert len(cfg["inference"]["review_band"]) == 2
+    for name in ("metrics.json", "MODEL_CARD.md", "head.safetensors", "encoder/config.json"):
+        assert (path / name).is_file(), name
+    card = (path / "MODEL_CARD.md").read_text()
+    assert "Convergence" in card and "Calibration" in card
+
+
+def test_encoder_subdir_loads_with_automodel(trained: tuple[Path, dict]) -> None:
+    from transformers import AutoModel, AutoTokenizer
+
+    path, _ = trained
+    model = AutoModel.from_pretrained(path / "encoder")
+    tok = AutoTokenizer.from_pretrained(path / "encoder")
+    out = model(**tok(["personal data breach"], return_tensors="pt"))
+    assert out.last_hidden_state.shape[-1] == 32
+
+
+def test_load_and_predict(trained: tuple[Path, dict]) -> None:
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    clf = load(path, device="cpu", bf16=False)
+    texts = ["The controller shall notify the breach to the supervisory authority within 72 hours.", "access"]
+    probs = clf.predict_proba(texts)
+    assert probs.shape == (2, 5)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-6)
+    ranked = clf.rank(texts, top_k=3)
+    assert [len(r) for r in ranked] == [3, 3]
+    assert [s.rank for s in ranked[0]] == [1, 2, 3]
+    assert ranked[0][0].score >= ranked[0][1].score
+    # training text is classified correctly by a converged model
+    train_text = "Notification shall be made not later than 72 hours after having become aware of the breach."
+    assert clf.rank([train_text], top_k=1)[0][0].article == 33
+
+
+def test_long_texts_are_windowed_not_truncated(trained: tuple[Path, dict]) -> None:
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    clf = load(path, device="cpu", bf16=False)
+    long_text = " ".join(["personal data shall be accurate"] * 40)
+    windows, owners = clf._windows([long_text, "short text"])
+    assert owners.count(0) > 1 and owners.count(1) == 1
+    assert all(len(w) <= clf.config.max_length for w in windows)
+    assert clf.logits([long_text]).shape == (1, 5)
+
+
+def test_missing_model_says_how_to_train(tmp_path: Path) -> None:
+    from compliance.errors import ModelNotFoundError
+    from compliance.models.classifier import load
+
+    with pytest.raises(ModelNotFoundError, match="compliance train"):
+        load(tmp_path / "nothing")
+
+
+def test_unknown_recipe_is_rejected() -> None:
+    from compliance.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="unknown recipe"):
+        get_recipe("nope")
+    assert get_recipe("r", min_k=10).data.min_k == 10
+    assert get_recipe("plain").data.recitals is False
+
+
+def test_rsp_pairs_are_balanced_and_mca_positions_shuffled() -> None:
+    units = {a: [f"a{a} unit {i}" for i in range(4)] for a in (1, 2, 3, 4, 5)}
+    recitals = {1: ["r1"], 2: ["r2"], 3: ["r3"], 4: ["r4"], 5: ["r5"]}
+    pairs = build_rsp(units, recitals, TaptConfig(task="rsp", level="both", max_per_article=3))
+    pos = [p for p in pairs if p.related]
+    assert len(pos) == len(pairs) - len(pos) > 0
+    for p in pairs:
+        same = p.a.split()[0] == p.b.split()[0] or p.b == f"r{p.a.split()[0][1:]}"
+        assert same == p.related
+    mca = build_mca(units, recitals, TaptConfig(task="mca", level="article", k=3, max_per_article=4))
+    assert all(len(m.choices) == 3 for m in mca)
+    assert len({m.answer for m in mca}) > 1
+    for m in mca:
+        assert m.choices[m.answer].split()[0] == m.query.split()[0]
+
+
+def test_tapt_stage_trains_the_encoder(tiny_base: Path) -> None:
+    from compliance.models.encoder import load_encoder
+
+    enc = load_encoder(tiny_base, device="cpu", bf16=False)
+    before = [p.detach().clone() for p in enc.model.parameters()]
+    units = {a: [f"{w} data processing {i}" for i in range(3)] for a, w in [(1, "security"), (2, "consent")]}
+    cfg = TaptConfig(task="mca", level="article", k=2, max_per_article=3, batch_size=2)
+    curve = run_tapt(enc, build_mca(units, {}, cfg), cfg)
+    assert curve and all(np.isfinite(c["loss"]) for c in curve)
+    assert any(not torch.equal(a, b) for a, b in zip(before, enc.model.parameters(), strict=True))
