@@ -1,0 +1,101 @@
+"""`compliance audit`: ingest → classify → scored links in the store → summary → export (tiny model)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from compliance.audit import audit, export_links
+from compliance.cli import cli
+from compliance.linking.classifier_links import ClassifierLinkConfig, link_status
+from tests.fixtures.classifier.tiny import mini_gdpr, train_tiny_classifier
+
+pytest.importorskip("torch")
+
+POLICY = """Information security policy
+
+All laptops issued to staff use full disk encryption and the security measures are reviewed every year.
+
+A personal data breach is notified to the supervisory authority within 72 hours by the security team.
+
+A data subject may request a copy of the personal data we hold; the request is answered within one month.
+
+Ok.
+"""
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("audit")
+    return train_tiny_classifier(root / "gdpr-classifier", root / "base")
+
+
+def test_link_status_band() -> None:
+    band = (0.2, 0.6)
+    assert link_status(0.7, 1, band) == "proposed"
+    assert link_status(0.7, 2, band) == "needs-review"  # only the top article is proposed outright
+    assert link_status(0.3, 1, band) == "needs-review"
+    assert link_status(0.1, 1, band) is None
+
+
+def test_audit_stores_links_and_is_idempotent(store: Any, model_dir: Path, tmp_path: Path) -> None:
+    from compliance.models.classifier import load
+
+    store.save_law(mini_gdpr())
+    doc = tmp_path / "policies" / "security.txt"
+    doc.parent.mkdir()
+    doc.write_text(POLICY, encoding="utf-8")
+    clf = load(model_dir, device="cpu", bf16=False)
+    report = audit(store, [doc.parent], clf, config=ClassifierLinkConfig(top_k=3, review_band=(0.0, 0.5)))
+    assert len(report.documents) == 1 and not report.failures
+    summary = report.documents[0]
+    assert summary.status == "new"
+    assert summary.classified == 3  # the three sentences long enough; the heading and "Ok." are skipped
+    assert summary.links == report.links == 9  # band low 0.0: top 3 of each paragraph are linked
+    assert summary.top_articles and summary.top_articles[0]["article"] in {5, 15, 17, 32, 33}
+    links = store.list_links(run_id=report.run_id)
+    assert len(links) == 9
+    assert {link.method for link in links} == {"classifier"}
+    assert all(link.evidence["model"] == clf.identity for link in links)
+    assert sorted({link.rank for link in links}) == [1, 2, 3]
+    run = store.get_run(report.run_id)
+    assert run.kind == "audit" and run.status == "succeeded"
+    assert run.model["identity"] == clf.identity
+    # unchanged document, same model: nothing classified again
+    again = audit(store, [doc], clf)
+    assert again.documents[0].status == "unchanged" and again.links == 0
+    # export
+    out_csv = tmp_path / "links.csv"
+    assert export_links(store, report.run_id, out_csv) == 9
+    rows = list(csv.DictReader(out_csv.open()))
+    assert {r["provision_key"] for r in rows} <= {"art:5", "art:15", "art:17", "art:32", "art:33"}
+    out_json = tmp_path / "links.json"
+    export_links(store, report.run_id, out_json)
+    assert len(json.loads(out_json.read_text())) == 9
+
+
+def test_audit_cli(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compliance.store import Store
+
+    db = f"sqlite:///{tmp_path / 'audit.db'}"
+    s = Store(db)
+    s.upgrade()
+    s.save_law(mini_gdpr())
+    s.dispose()
+    doc = tmp_path / "policy.txt"
+    doc.write_text(POLICY, encoding="utf-8")
+    out = tmp_path / "links.json"
+    res = CliRunner().invoke(
+        cli, ["audit", str(doc), "--model", str(model_dir), "--database", db, "--export", str(out), "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["documents"][0]["classified"] == 3
+    assert data["exported"]["rows"] == data["links"] == len(json.loads(out.read_text()))
+    res = CliRunner().invoke(cli, ["audit", str(doc), "--model", str(tmp_path / "none"), "--database", db])
+    assert res.exit_code == 1 and "compliance train" in res.stderr
