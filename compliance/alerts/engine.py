@@ -62,6 +62,8 @@ class AlertConfig:
         max_alerts: keep at most this many alerts (best first); None keeps all.
         snippet_chars: length of the text snippets in the evidence.
         changed_only: for a new version of a known law, query only articles whose text changed.
+        include_recitals: recitals are queries too (they often name what the articles describe abstractly,
+            e.g. "cookies" for the ePrivacy Directive's rule on terminal equipment).
     """
 
     candidates_per_provision: int = 20
@@ -72,6 +74,7 @@ class AlertConfig:
     max_alerts: int | None = 500
     snippet_chars: int = 300
     changed_only: bool = True
+    include_recitals: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.law_weight <= 1.0:
@@ -142,16 +145,20 @@ class AlertRunResult:
 
 
 # -- what changed ------------------------------------------------------------------------------------------------
-def _article_digests(law: Law) -> dict[str, str]:
-    return {a.key: hashlib.sha256(law.text_of(a.key).encode()).hexdigest() for a in law.articles}
+def _digests(law: Law, kinds: Sequence[str]) -> dict[str, str]:
+    units = [p for p in law.provisions if p.kind in kinds]
+    return {
+        p.key: hashlib.sha256(f"{p.title or ''}\n{law.text_of(p.key)}".encode()).hexdigest() for p in units
+    }
 
 
-def changed_provisions(new: Law, old: Law | None) -> list[str]:
-    """Keys of the articles of ``new`` that are new or whose text differs from ``old`` (all when no ``old``)."""
-    current = _article_digests(new)
+def changed_provisions(new: Law, old: Law | None, kinds: Sequence[str] = ("article",)) -> list[str]:
+    """Keys of the provisions of ``new`` (of ``kinds``: articles, recitals …) that are new or whose title or
+    text differs from ``old`` — all of them when there is no ``old``."""
+    current = _digests(new, kinds)
     if old is None:
         return list(current)
-    before = _article_digests(old)
+    before = _digests(old, kinds)
     return [key for key, digest in current.items() if before.get(key) != digest]
 
 
@@ -222,7 +229,8 @@ def run_alerts(
     record = store.law_record(law_name, version)
     law = store.get_law(record.id)
     previous = store.get_law(record.short_name, record.version - 1) if record.version > 1 else None
-    keys = changed_provisions(law, previous) if config.changed_only else [a.key for a in law.articles]
+    kinds = ("article", "recital") if config.include_recitals else ("article",)
+    keys = changed_provisions(law, previous if config.changed_only else None, kinds)
     model_info = {
         "link_decision": {
             k: decision.info.get(k)
