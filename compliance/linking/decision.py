@@ -464,7 +464,7 @@ def train_link_decision(
     base_state = {k: v.detach().clone() for k, v in encoder.state_dict().items()} if config.keep_best else None
     training = _fine_tune(encoder, pairs.train, config)
     after, scores, labels = evaluate_pairs(model, pairs.heldout, config.relevant_grade)
-    training["kept"] = "fine-tuned"
+    training["kept"] = "fine-tuned" if training["steps"] else "base (no fine-tuning steps)"
     if base_state is not None and after["f1"] < before["f1"]:
         # seed 002 keeps the best checkpoint on held-out pairs; here the base weights were better
         encoder.load_state_dict(base_state)
