@@ -95,12 +95,33 @@ class _Ctx:
         gold = {q: self.task.gold[q] for q in qids}
         out = evaluate_rankings(rankings, gold)
         out["macro_recall@10"] = macro_recall_at_k(rankings, gold, 10)
+        out.update(alert_separation(self.task, rankings))
         return out
 
     def add(
         self, method: str, params: dict[str, Any], metrics: dict[str, float], seconds: float = 0.0
     ) -> None:
         self.rows.append(Row(self.task.name, method, params, metrics, "test", round(seconds, 2)))
+
+
+def alert_separation(task: RetrievalTask, rankings: dict[str, list[str]]) -> dict[str, float]:
+    """For eprivacy-controls: how the whole-act query separates paragraphs that must alert from those that
+    must not (rank of the first must-not paragraph, must-alert paragraphs ranked above it), and how many
+    must-not paragraphs any article query puts in its top 10."""
+    must_not = set(task.extra.get("must_not_alert", ()))
+    whole = rankings.get("eprivacy")
+    if not must_not or whole is None:
+        return {}
+    first = next((i + 1 for i, d in enumerate(whole) if d in must_not), len(whole) + 1)
+    must = task.gold.get("eprivacy", set())
+    above = sum(1 for d in whole[: first - 1] if d in must)
+    top10 = {d for q, r in rankings.items() if q != "eprivacy" for d in r[:10]}
+    return {
+        "first_must_not_rank": float(first),
+        "must_alert_above_first_must_not": float(above),
+        "must_alert_total": float(len(must)),
+        "must_not_in_article_top10": float(len(top10 & must_not)),
+    }
 
 
 # -- BM25 ---------------------------------------------------------------------------------------------------
@@ -287,7 +308,8 @@ def evaluate_task(
         return ctx.rows
     _, fusion_cfg, stages = best_fusion
     # date filter: only meaningful where candidate dates differ
-    if ctx.tuned and len({d.date for d in task.corpus}) > 1 and any(task.query_dates.values()):
+    # (eu-article-act has dates too, but there the query's date *is* its gold act's date: not evaluated)
+    if ctx.tuned and task.extra.get("date_filter") and len({d.date for d in task.corpus}) > 1:
         scored = []
         for years in YEARS:
             cfg = fusion_cfg.model_copy(update={"date_filter": DateFilterConfig(mode="pre", max_years=years)})
@@ -396,6 +418,19 @@ def render_markdown(rows: Sequence[Row]) -> str:
         for r in task_rows:
             cells = [f"{100 * r.metrics.get(c, float('nan')):.1f}" for c in COLUMNS]
             out.append(f"| {r.method} | " + " | ".join(cells) + " |")
+        sep = [r for r in task_rows if "first_must_not_rank" in r.metrics]
+        if sep:
+            out.append(
+                "\nWhole-act query (all must-alert paragraphs are its gold): first must-not-alert paragraph at "
+                "rank / must-alert paragraphs above it; must-not paragraphs in any article query's top 10:\n"
+            )
+            for r in sep:
+                m = r.metrics
+                out.append(
+                    f"- {r.method}: rank {m['first_must_not_rank']:.0f}, "
+                    f"{m['must_alert_above_first_must_not']:.0f}/{m['must_alert_total']:.0f} above it; "
+                    f"{m['must_not_in_article_top10']:.0f} in article top 10"
+                )
     return "\n".join(out) + "\n"
 
 

@@ -54,6 +54,8 @@ class RetrievalTask:
     gold: dict[str, set[str]]
     splits: dict[str, list[str]]
     query_dates: dict[str, date | None] = field(default_factory=dict)
+    #: ``date_filter``: query dates are independent of the gold (the filter is not told the answer);
+    #: ``must_not_alert``: paragraphs that must stay unflagged (eprivacy-controls)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def subset(self, split: str) -> tuple[dict[str, str], dict[str, set[str]]]:
