@@ -63,6 +63,13 @@ def train_default(out_dir: Path, *, device: str | None = None) -> Path:
     help="Add the training half of the GDPRhub development set (shared data) as extra supervision; "
     "the other half stays held out for `compliance evaluate`.",
 )
+@click.option(
+    "--prior-weight",
+    type=click.FloatRange(0.0, 10.0),
+    default=1.0,
+    show_default=True,
+    help="With extra supervision: weight of its article frequencies as the model's label prior (0 = none).",
+)
 @click.option("--epochs", type=click.IntRange(1, 100), default=None, help="Override the recipe's epochs.")
 @click.option(
     "--min-k", type=click.IntRange(1, 10_000), default=None, help="Override minK (instances/article)."
@@ -78,6 +85,7 @@ def train_command(
     out_dir: Path | None,
     extra_path: Path | None,
     gdprhub_train: bool,
+    prior_weight: float,
     epochs: int | None,
     min_k: int | None,
     freeze_layers: int | None,
@@ -117,6 +125,7 @@ def train_command(
             extra_path=extra_path,
             device=device,
             bf16=False if no_bf16 else None,
+            prior_weight=prior_weight,
         )
     m = result.metrics
     summary = {

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from compliance.models.data import ArticleUnits
 from compliance.rules.model import Law
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,14 +67,25 @@ class FrequencyPrior:
 
 
 class BM25Ranker:
-    """BM25 (bm25s, Lucene variant, English stop words, Snowball stemming) over title + article text."""
+    """BM25 (bm25s, Lucene variant, English stop words, Snowball stemming) over title + article text.
 
-    def __init__(self, law: Law, name: str = "bm25", k1: float = 1.2, b: float = 0.75) -> None:
+    Pass ``documents`` (article → text) to index something else, e.g. only the training units so that held-out
+    query sentences are not in the index.
+    """
+
+    def __init__(
+        self,
+        law: Law,
+        name: str = "bm25",
+        k1: float = 1.2,
+        b: float = 0.75,
+        documents: Mapping[int, str] | None = None,
+    ) -> None:
         import bm25s
         import Stemmer
 
         self.name = name
-        docs = article_documents(law)
+        docs = dict(documents) if documents is not None else article_documents(law)
         self._labels = sorted(docs)
         self._stemmer = Stemmer.Stemmer("english")
         corpus = bm25s.tokenize(
@@ -106,7 +118,14 @@ class ZeroShotRanker:
     flattened points), the same representation that warm-starts the classifier head.
     """
 
-    def __init__(self, law: Law, encoder: Encoder, name: str = "zero-shot", max_length: int = 256) -> None:
+    def __init__(
+        self,
+        law: Law,
+        encoder: Encoder,
+        name: str = "zero-shot",
+        max_length: int = 256,
+        articles: Sequence[ArticleUnits] | None = None,
+    ) -> None:
         import torch
 
         from compliance.models.data import article_units
@@ -114,7 +133,7 @@ class ZeroShotRanker:
         self.name = name
         self.encoder = encoder
         self.max_length = max_length
-        arts = article_units(law)
+        arts = list(articles) if articles is not None else article_units(law)
         self._labels = [a.number for a in arts]
         texts = [t for a in arts for t in (a.title, *a.units)]
         owner = [i for i, a in enumerate(arts) for _ in (a.title, *a.units)]

@@ -25,7 +25,7 @@ from compliance.evaluation.rankers import (
     PriorFusion,
     ZeroShotRanker,
 )
-from compliance.models.data import DataConfig, TrainingData, build_training_data
+from compliance.models.data import ArticleUnits, DataConfig, TrainingData, build_training_data
 from compliance.rules.model import Law
 
 __all__ = ["EvaluationReport", "build_query_sets", "evaluate"]
@@ -138,10 +138,12 @@ def evaluate(
         rankers.append(FrequencyPrior(Counter(e.labels[0] for e in data.train), labels, "prior(training)"))
         if hub_rows:
             rankers.append(hub_prior)
+    # The baselines see what the classifier was trained on (title + training units), never held-out sentences.
+    seen = [ArticleUnits(a.number, a.title, tuple(data.train_units.get(a.number, ()))) for a in data.articles]
     if "bm25" in baselines:
-        rankers.append(BM25Ranker(law))
+        rankers.append(BM25Ranker(law, documents={a.number: "\n".join((a.title, *a.units)) for a in seen}))
     if "zero-shot" in baselines:
-        rankers.append(ZeroShotRanker(law, load_encoder(None)))
+        rankers.append(ZeroShotRanker(law, load_encoder(None), articles=seen))
     if classifier is not None:
         clf_ranker = ClassifierRanker(classifier, f"classifier[{classifier.meta['recipe']['name']}]")
         rankers.append(clf_ranker)

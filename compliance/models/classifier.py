@@ -57,6 +57,9 @@ class ClassifierConfig:
         batch_size: texts (windows) per forward pass.
         temperature: fitted on held-out data; scores are ``softmax(logits / temperature)``.
         review_band: ``(low, high)``: top scores in ``[low, high)`` need review, below ``low`` the model abstains.
+        label_prior: optional article frequencies (in label order) of realistic labelled text; the model is
+            trained on balanced data, so ``prior_weight * log(prior)`` is added to its log-probabilities.
+        prior_weight: weight of the label prior (0 = none).
     """
 
     max_length: int = 128
@@ -65,6 +68,8 @@ class ClassifierConfig:
     batch_size: int = 32
     temperature: float = 1.0
     review_band: tuple[float, float] = (0.2, 0.6)
+    label_prior: tuple[float, ...] | None = None
+    prior_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,7 @@ class ArticleClassifier:
         prefix, suffix = _special_wrapping(tok)
         inner = self.config.max_length - len(prefix) - len(suffix)
         step = max(1, inner - self.config.stride)
-        encoded = tok(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
+        encoded = tok(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
         windows: list[list[int]] = []
         owners: list[int] = []
         for i, ids in enumerate(encoded):
@@ -191,7 +196,17 @@ class ArticleClassifier:
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """Calibrated article probabilities, shape (len(texts), n_labels), columns in :attr:`labels` order."""
-        return softmax(self.logits(texts), self.config.temperature)
+        return self.calibrate(self.logits(texts))
+
+    def calibrate(self, logits: np.ndarray) -> np.ndarray:
+        """Scores from raw logits: temperature, then the label prior if the model has one."""
+        probs = softmax(logits, self.config.temperature)
+        if self.config.label_prior is not None and self.config.prior_weight:
+            prior = np.asarray(self.config.label_prior, dtype=np.float64)
+            prior = (prior + 1.0) / (prior + 1.0).sum()
+            z = np.log(np.clip(probs, 1e-12, None)) + self.config.prior_weight * np.log(prior)
+            probs = softmax(z)
+        return probs
 
     def rank(self, texts: Sequence[str], top_k: int = 10) -> list[list[ArticleScore]]:
         """The ``top_k`` articles of every text, best first, with calibrated scores."""
@@ -257,7 +272,11 @@ class ArticleClassifier:
             "titles": {str(a): t for a, t in self.titles.items()},
             "hidden_size": self.encoder.hidden_size,
             "encoder_subdir": ENCODER_SUBDIR,
-            "inference": {**asdict(self.config), "review_band": list(self.config.review_band)},
+            "inference": {
+                **asdict(self.config),
+                "review_band": list(self.config.review_band),
+                "label_prior": list(self.config.label_prior) if self.config.label_prior is not None else None,
+            },
         }
         (path / "config.json").write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
         if metrics is not None:
@@ -298,6 +317,8 @@ def load(
     inf = dict(cfg.get("inference", {}))
     if "review_band" in inf:
         inf["review_band"] = tuple(inf["review_band"])
+    if inf.get("label_prior") is not None:
+        inf["label_prior"] = tuple(float(x) for x in inf["label_prior"])
     config = ClassifierConfig(**inf)
     encoder = load_encoder(model_dir / cfg.get("encoder_subdir", ENCODER_SUBDIR), device=device, bf16=bf16)
     head = CosineHead.create(len(labels), encoder.hidden_size)

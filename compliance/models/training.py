@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -60,7 +61,7 @@ class Recipe:
     base_model: str | None = None
     data: DataConfig = field(default_factory=DataConfig)
     tapt: tuple[TaptConfig, ...] = ()
-    epochs: int = 2
+    epochs: int = 1
     batch_size: int = 32
     max_length: int = 64
     inference_max_length: int = 128
@@ -68,7 +69,7 @@ class Recipe:
     head_lr: float = 2e-3
     warmup_ratio: float = 0.06
     weight_decay: float = 0.01
-    freeze_layers: int = 2
+    freeze_layers: int = 4
     warm_start_head: bool = True
     label_smoothing: float = 0.05
     seed: int = 42
@@ -88,8 +89,9 @@ RECIPES: dict[str, Recipe] = {
     "rsp-mca-r": Recipe(
         name="rsp-mca-r", tapt=(TaptConfig(task="rsp", level="both"), TaptConfig(task="mca", level="both"))
     ),
-    "r-long": Recipe(name="r-long", epochs=4, freeze_layers=0),
-    "frozen": Recipe(name="frozen", epochs=3, freeze_layers=99),
+    "r-top3": Recipe(name="r-top3", freeze_layers=3),
+    "r-long": Recipe(name="r-long", epochs=4, freeze_layers=0),  # a GPU recipe: minutes there, an hour on CPU
+    "frozen": Recipe(name="frozen", epochs=6, freeze_layers=99),  # head only
 }
 DEFAULT_RECIPE = "r"
 
@@ -209,7 +211,12 @@ class _SplitEncoder:
         return hidden
 
     def cache(
-        self, texts: Sequence[str], max_length: int, batch_size: int = 64
+        self,
+        texts: Sequence[str],
+        max_length: int,
+        batch_size: int = 64,
+        long_texts: set[str] | frozenset[str] = frozenset(),
+        long_max_length: int = 256,
     ) -> tuple[list[tuple[Any, int]], Any]:
         """One pass over ``texts``: per text (frozen-part output, token count) — token ids when nothing is
         frozen — and the (n, hidden) mean-pooled outputs of the whole current encoder (for the warm start)."""
@@ -219,6 +226,11 @@ class _SplitEncoder:
 
         tok = self.encoder.tokenizer
         ids = tok(list(texts), truncation=True, max_length=max_length)["input_ids"]
+        if long_texts:
+            longer = tok(list(texts), truncation=True, max_length=long_max_length)["input_ids"]
+            ids = [
+                longer[i] if t in long_texts else x for i, (t, x) in enumerate(zip(texts, ids, strict=True))
+            ]
         pooled_all = torch.zeros((len(texts), self.encoder.hidden_size))
         out: list[tuple[Any, int]] = [(torch.tensor(x), len(x)) for x in ids]
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
@@ -322,6 +334,7 @@ def train(
     device: str | None = None,
     bf16: bool | None = None,
     on_log: Callable[[dict[str, Any]], None] | None = None,
+    prior_weight: float = 0.0,
 ) -> TrainResult:
     """Train (optionally pre-train), calibrate and save a GDPR article classifier.
 
@@ -334,6 +347,8 @@ def train(
         device: ``auto``/``cpu``/``cuda``.
         bf16: force bf16 autocast on/off (default: where supported).
         on_log: called with every logged training record (loss, accuracy, learning rate, elapsed, eta).
+        prior_weight: when > 0 and extra supervision is given, store the extra examples' article frequencies
+            as the model's label prior with this weight (the balanced law data carries no realistic prior).
 
     Returns:
         The classifier, the data it was trained on, and the metrics (curves, calibration, held-out figures).
@@ -347,6 +362,7 @@ def train(
     from compliance.models.encoder import load_encoder
 
     t0 = time.monotonic()
+    cpu0 = time.process_time()
     _seed_everything(recipe.seed)
     extra = load_extra_examples(extra_path) if extra_path else []
     extra_source = f"{extra_path.name} sha256:{file_checksum(extra_path)}" if extra_path else None
@@ -384,7 +400,11 @@ def train(
     ex_text = [pos[e.text] for e in data.train]
     y = torch.tensor([index[e.labels[0]] for e in data.train], dtype=torch.long)
     split = _SplitEncoder(encoder, recipe.freeze_layers)
-    cache, pooled_all = split.cache(distinct, recipe.max_length)
+    # extra supervision (realistic, long texts) keeps up to the inference window instead of max_length tokens
+    long_texts = {e.text for e in data.train if e.source == "extra"}
+    cache, pooled_all = split.cache(
+        distinct, recipe.max_length, long_texts=long_texts, long_max_length=recipe.inference_max_length
+    )
     if recipe.warm_start_head:
         sums = torch.zeros((len(labels), encoder.hidden_size))
         for text, label in {(e.text, e.labels[0]) for e in data.train}:
@@ -468,8 +488,14 @@ def train(
     temperature = fit_temperature(cal_logits, cal_gold)
     probs_before = softmax(cal_logits, 1.0)
     probs_after = softmax(cal_logits, temperature)
-    band = _band(probs_after, cal_gold)
-    clf.config = replace(clf.config, temperature=temperature, review_band=band)
+    clf.config = replace(clf.config, temperature=temperature)
+    if prior_weight > 0 and extra:
+        freq = Counter(a for ex in extra for a in ex.labels)
+        clf.config = replace(
+            clf.config, label_prior=tuple(float(freq.get(a, 0)) for a in labels), prior_weight=prior_weight
+        )
+    band = _band(clf.calibrate(cal_logits), cal_gold)
+    clf.config = replace(clf.config, review_band=band)
     calibration = {
         "temperature": temperature,
         "ece_before": expected_calibration_error(probs_before, cal_gold),
@@ -490,6 +516,7 @@ def train(
             "timing": {
                 "train_seconds": round(train_seconds, 1),
                 "total_seconds": round(time.monotonic() - t0, 1),
+                "process_cpu_seconds": round(time.process_time() - cpu0, 1),
                 "examples_per_second": round(total * recipe.batch_size / max(train_seconds, 1e-9), 1),
                 "device": str(encoder.device),
                 "bf16": encoder.use_bf16,
