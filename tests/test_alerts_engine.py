@@ -152,7 +152,7 @@ def test_cli_laws_add_raises_alerts_then_list_show_ack(
 
     out = runner.invoke(cli, ["alerts", "list", "--json", "--database", db])
     assert out.exit_code == 0, out.output
-    items = json.loads(out.output)
+    items = json.loads(out.stdout)
     assert items and all("evidence" in a and "decision" in a for a in items)
     top = items[0]
     assert top["rank"] == 1 and top["decision"] == "alert"
@@ -165,9 +165,9 @@ def test_cli_laws_add_raises_alerts_then_list_show_ack(
         cli, ["alerts", "ack", str(top["id"]), "--by", "alice", "--comment", "ok", "--json", "--database", db]
     )
     assert out.exit_code == 0, out.output
-    assert json.loads(out.output)[0]["status"] == "acknowledged"
+    assert json.loads(out.stdout)[0]["status"] == "acknowledged"
     out = runner.invoke(cli, ["alerts", "list", "--status", "open", "--json", "--database", db])
-    assert top["id"] not in {a["id"] for a in json.loads(out.output)}
+    assert top["id"] not in {a["id"] for a in json.loads(out.stdout)}
 
     out = runner.invoke(cli, ["alerts", "show", "999999", "--database", db])
     assert out.exit_code == 1 and "C402" in out.output
@@ -178,3 +178,69 @@ def test_cli_laws_add_raises_alerts_then_list_show_ack(
     (tmp_path / "v2.json").write_text(json.dumps(changed))
     out = runner.invoke(cli, ["laws", "add", str(tmp_path / "v2.json"), "--no-alerts", "--database", db])
     assert out.exit_code == 0 and "alert run" not in out.output
+
+
+def test_cli_alerts_run_posts_signed_webhook(tmp_path: Path, decision: Any) -> None:
+    import hashlib
+    import hmac
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from compliance.cli import cli
+
+    received: list[tuple[bytes, str | None]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((body, self.headers.get("X-Compliance-Signature")))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        decision.save(tmp_path / "model")
+        db = f"sqlite:///{tmp_path / 'run.db'}"
+        runner = CliRunner()
+        assert runner.invoke(cli, ["ingest", str(FIXTURES / "controls.txt"), "--database", db]).exit_code == 0
+        out = runner.invoke(
+            cli, ["laws", "add", str(FIXTURES / "mini_cookie_law.json"), "--no-alerts", "--database", db]
+        )
+        assert out.exit_code == 0, out.output
+        url = f"http://127.0.0.1:{server.server_port}/hook"
+        out = runner.invoke(
+            cli,
+            [
+                "alerts",
+                "run",
+                "minicookie",
+                "--model",
+                str(tmp_path / "model"),
+                "--bm25-only",
+                "--webhook",
+                url,
+                "--webhook-secret",
+                "k3y",
+                "--json",
+                "--database",
+                db,
+            ],
+        )
+        assert out.exit_code == 0, out.output
+        data = json.loads(out.stdout)
+        assert data["notification"]["webhook"] == "delivered"
+        assert data["alerts"] >= 2 and data["items"][0]["rank"] == 1
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    body, signature = received[0]
+    assert signature == "sha256=" + hmac.new(b"k3y", body, hashlib.sha256).hexdigest()
+    payload = json.loads(body)
+    assert payload["event"] == "alerts.created" and payload["law"] == "minicookie"
+    assert {i["provision_key"] for i in payload["items"] if i["decision"] == "alert"} == {"art:1", "art:2"}

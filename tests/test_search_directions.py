@@ -120,7 +120,7 @@ def test_cli_search_both_directions(tmp_path: Path) -> None:
         ],
     )
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     assert data["laws"][0]["law"] == "minicookie" and data["provisions"][0]["key"] == "art:2"
     out = runner.invoke(
         cli, ["search", "--file", str(FIXTURES / "controls.txt"), "--bm25-only", "--database", db]
@@ -143,6 +143,6 @@ def test_cli_search_both_directions(tmp_path: Path) -> None:
         ],
     )
     assert out.exit_code == 0, out.output
-    assert len(json.loads(out.output)["controls"]) <= 2
+    assert len(json.loads(out.stdout)["controls"]) <= 2
     out = runner.invoke(cli, ["search", "--text", "x", "--law", "minipay", "--database", db])
     assert out.exit_code == 1 and "exactly one" in out.output

@@ -190,7 +190,7 @@ def run(
         else notify_run(result, WebhookConfig.from_settings(webhook, webhook_secret))
     )
     if as_json:
-        echo_json({**result.summary(), "notification": notification, "alerts": result.payload()["items"]})
+        echo_json({**result.summary(), "notification": notification, "items": result.payload()["items"]})
         return
     items = [
         {"paragraph_id": a.paragraph_id, "decision": a.decision, "score": a.score, "evidence": a.evidence}
