@@ -223,8 +223,8 @@ def run(
     show_default=True,
     help="Laws kept out of training (short names).",
 )
-@click.option("--train-per-grade", type=int, default=300, show_default=True)
-@click.option("--heldout-per-grade", type=int, default=150, show_default=True)
+@click.option("--train-per-grade", type=int, default=160, show_default=True)
+@click.option("--heldout-per-grade", type=int, default=100, show_default=True)
 @click.option("--epochs", type=int, default=1, show_default=True)
 @click.option("--max-steps", type=int, default=None, help="Stop after this many optimisation steps.")
 @click.option("--loss", type=click.Choice(["cosent", "cosine"]), default="cosent", show_default=True)
