@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from compliance.audit import audit, export_links
 from compliance.cli import cli
 from compliance.linking.classifier_links import ClassifierLinkConfig, link_status
-from tests.fixtures.classifier.tiny import mini_gdpr, train_tiny_classifier
+from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
 
 pytest.importorskip("torch")
 
@@ -30,9 +30,8 @@ Ok.
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("audit")
-    return train_tiny_classifier(root / "gdpr-classifier", root / "base")
+def model_dir() -> Path:
+    return shared_tiny_classifier()
 
 
 def test_link_status_band() -> None:

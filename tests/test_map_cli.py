@@ -9,15 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from compliance.cli import cli
-from tests.fixtures.classifier.tiny import train_tiny_classifier
+from tests.fixtures.classifier.tiny import shared_tiny_classifier
 
 pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("map")
-    return train_tiny_classifier(root / "gdpr-classifier", root / "base")
+def model_dir() -> Path:
+    return shared_tiny_classifier()
 
 
 def _lines(output: str) -> list[dict]:

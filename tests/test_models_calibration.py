@@ -46,3 +46,18 @@ def test_ece_by_hand() -> None:
 def test_gold_set_likelihood_uses_the_set() -> None:
     z = np.log(np.array([[0.5, 0.3, 0.2]]))
     assert gold_set_nll(z, [[0, 1]]) == pytest.approx(-np.log(0.8))
+
+
+def test_label_prior_reweights_scores() -> None:
+    from compliance.models.classifier import ArticleClassifier, ClassifierConfig
+
+    logits = np.array([[2.0, 1.9, 0.0]])
+    plain = ArticleClassifier(None, None, [5, 6, 32], {}, ClassifierConfig(temperature=1.0))  # type: ignore[arg-type]
+    assert plain.calibrate(logits).argmax() == 0
+    cfg = ClassifierConfig(temperature=1.0, label_prior=(1.0, 99.0, 0.0), prior_weight=1.0)
+    withprior = ArticleClassifier(None, None, [5, 6, 32], {}, cfg)  # type: ignore[arg-type]
+    probs = withprior.calibrate(logits)
+    assert probs.argmax() == 1  # the frequent article wins a near tie
+    np.testing.assert_allclose(probs.sum(), 1.0)
+    expected = softmax(np.log(softmax(logits)) + np.log(np.array([[2.0, 100.0, 1.0]]) / 103.0))
+    np.testing.assert_allclose(probs, expected)
