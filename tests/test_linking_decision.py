@@ -223,7 +223,7 @@ def test_train_save_load_round_trip(tiny_st: Path, tmp_path: Path) -> None:
     assert loaded.threshold == pytest.approx(model.threshold)
     # the stored threshold is the F1-optimal one on the held-out pairs, recomputed from the loaded model
     scores = loaded.score_pairs([p.a.text for p in pairs.heldout], [p.b.text for p in pairs.heldout])
-    labels = [int(p.grade >= 2) for p in pairs.heldout]
+    labels = [int(p.grade >= cfg.relevant_grade) for p in pairs.heldout]
     assert f1_optimal_threshold(scores, labels).threshold == pytest.approx(loaded.threshold, abs=1e-5)
     assert loaded.decide(loaded.threshold) == "propose"
     assert loaded.score_matrix(["cookie consent"], ["cookie consent", "bank fee"]).shape == (1, 2)

@@ -228,6 +228,13 @@ def run(
 @click.option("--epochs", type=int, default=1, show_default=True)
 @click.option("--max-steps", type=int, default=None, help="Stop after this many optimisation steps.")
 @click.option("--loss", type=click.Choice(["cosent", "cosine"]), default="cosent", show_default=True)
+@click.option(
+    "--relevant-grade",
+    type=click.IntRange(1, 3),
+    default=3,
+    show_default=True,
+    help="Pairs of at least this grade count as relevant when calibrating the threshold.",
+)
 @click.option("--device", default="cpu", show_default=True)
 @json_option
 def train_decision(
@@ -240,6 +247,7 @@ def train_decision(
     epochs: int,
     max_steps: int | None,
     loss: str,
+    relevant_grade: int,
     device: str,
     as_json: bool,
 ) -> None:
@@ -259,6 +267,7 @@ def train_decision(
         max_steps=max_steps,
         loss=cast(Literal["cosent", "cosine"], loss),
         device=device,
+        relevant_grade=relevant_grade,
     )
     target = out_dir or default_decision_dir()
     model = train_link_decision(training_laws(shared_data, exclude=exclude), config, out_dir=target)
