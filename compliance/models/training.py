@@ -89,7 +89,6 @@ RECIPES: dict[str, Recipe] = {
     "rsp-mca-r": Recipe(
         name="rsp-mca-r", tapt=(TaptConfig(task="rsp", level="both"), TaptConfig(task="mca", level="both"))
     ),
-    "r-top3": Recipe(name="r-top3", freeze_layers=3),
     "r-long": Recipe(name="r-long", epochs=4, freeze_layers=0),  # a GPU recipe: minutes there, an hour on CPU
     "frozen": Recipe(name="frozen", epochs=6, freeze_layers=99),  # head only
 }
