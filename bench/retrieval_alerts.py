@@ -142,10 +142,12 @@ def run(
     from compliance.retrieval.types import Document
 
     logging_off()
+    load_start = os.getloadavg()[0]
     texts = synthetic_paragraphs(paragraphs, seed)
     docs = [Document(f"p{i}", t) for i, t in enumerate(texts)]
     _qids, queries = _eprivacy_queries()
     figures: dict[str, Any] = {
+        "load_average_1m_start": load_start,
         "paragraphs": paragraphs,
         "queries": len(queries),
         "k": k,
@@ -231,6 +233,7 @@ def run(
     _, figures["update_dense_remove100_s"] = _timed(lambda: dense.remove([d.id for d in new]))
     limiter.restore_original_limits()
     figures["cpu_count"] = os.cpu_count()
+    figures["load_average_1m_end"] = os.getloadavg()[0]
     figures["torch_threads"] = torch.get_num_threads()
     return {key: (round(v, 4) if isinstance(v, float) else v) for key, v in figures.items()}
 

@@ -484,6 +484,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
         log.info("%s done in %.0f s", name, time.perf_counter() - t0)
+        if args.json:  # written after every task, so a long run leaves its finished tasks behind
+            args.json.write_text(json.dumps([r.__dict__ for r in rows], indent=2, default=str), encoding="utf-8")
     md = render_markdown(rows)
     print(md)
     if args.json:
