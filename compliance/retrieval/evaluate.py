@@ -455,7 +455,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="write all rows (with parameters) here")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--render",
+        type=Path,
+        nargs="*",
+        default=None,
+        help="only print the tables of rows saved earlier with --json (several files: concatenated)",
+    )
     args = parser.parse_args(argv)
+    if args.render:
+        saved = [Row(**row) for f in args.render for row in json.loads(f.read_text(encoding="utf-8"))]
+        print(render_markdown(saved))
+        return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     from compliance.settings import get_settings
@@ -485,7 +496,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         log.info("%s done in %.0f s", name, time.perf_counter() - t0)
         if args.json:  # written after every task, so a long run leaves its finished tasks behind
-            args.json.write_text(json.dumps([r.__dict__ for r in rows], indent=2, default=str), encoding="utf-8")
+            args.json.write_text(
+                json.dumps([r.__dict__ for r in rows], indent=2, default=str), encoding="utf-8"
+            )
     md = render_markdown(rows)
     print(md)
     if args.json:
