@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 SHARED_DATA ?= $(abspath ../shared/data)
 DEMO_HOME ?= $(CURDIR)/var/demo
+DEMO_ENV := COMPLIANCE_HOME=$(DEMO_HOME)
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -29,12 +30,21 @@ install: $(VENV)/.installed
 
 demo: install
 	@mkdir -p $(DEMO_HOME)
-	COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance db upgrade
-	COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance laws install gdpr
-	COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance ingest examples/
+	$(DEMO_ENV) $(BIN)/compliance db upgrade
+	$(DEMO_ENV) $(BIN)/compliance laws install gdpr
+	# The main job: ingest the sample policies, classify every paragraph against the 99 GDPR articles (training the
+	# default classifier first if this machine has none: a few minutes on 2 CPU cores), store the scored links.
+	$(DEMO_ENV) $(BIN)/compliance audit examples/ --train-if-missing --relative-to . --export $(DEMO_HOME)/links.csv
+ifneq ($(wildcard $(SHARED_DATA)/laws/eu/eprivacy.json),)
+	# A new law arrives: the ePrivacy Directive (from the local mirror) raises alerts on the controls it concerns.
+	$(DEMO_ENV) $(BIN)/compliance laws install eprivacy
+	$(DEMO_ENV) $(BIN)/compliance alerts list
+endif
 	@echo
-	@echo "Demo database: $(DEMO_HOME)/compliance.db"
-	@echo "Explore it with: COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance documents list"
+	@echo "Demo database:   $(DEMO_HOME)/compliance.db  (SQLite)"
+	@echo "Links exported:  $(DEMO_HOME)/links.csv"
+	@echo "Explore:         COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance documents list"
+	@echo "                 COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance alerts list"
 
 lint: install
 	$(BIN)/ruff check compliance tests bench tools
