@@ -421,15 +421,18 @@ def render_markdown(rows: Sequence[Row]) -> str:
         sep = [r for r in task_rows if "first_must_not_rank" in r.metrics]
         if sep:
             out.append(
-                "\nWhole-act query (all must-alert paragraphs are its gold): first must-not-alert paragraph at "
-                "rank / must-alert paragraphs above it; must-not paragraphs in any article query's top 10:\n"
+                "\nAlert separation — whole-act query (its gold: every must-alert paragraph; top 100 inspected): "
+                "position of the first must-not-alert paragraph and how many must-alert paragraphs come before "
+                "it; must-not-alert paragraphs in any article query's top 10:\n"
             )
             for r in sep:
                 m = r.metrics
+                first = m["first_must_not_rank"]
+                where = f"at rank {first:.0f}" if first <= 100 else "not in the top 100"
                 out.append(
-                    f"- {r.method}: rank {m['first_must_not_rank']:.0f}, "
-                    f"{m['must_alert_above_first_must_not']:.0f}/{m['must_alert_total']:.0f} above it; "
-                    f"{m['must_not_in_article_top10']:.0f} in article top 10"
+                    f"- {r.method}: first must-not {where}; "
+                    f"{m['must_alert_above_first_must_not']:.0f}/{m['must_alert_total']:.0f} must-alert before it; "
+                    f"{m['must_not_in_article_top10']:.0f} must-not in article top 10"
                 )
     return "\n".join(out) + "\n"
 
