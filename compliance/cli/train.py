@@ -66,7 +66,7 @@ def train_default(out_dir: Path, *, device: str | None = None) -> Path:
 @click.option(
     "--prior-weight",
     type=click.FloatRange(0.0, 10.0),
-    default=1.0,
+    default=0.0,
     show_default=True,
     help="With extra supervision: weight of its article frequencies as the model's label prior (0 = none).",
 )
