@@ -31,9 +31,12 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         "## Intended use and limits",
         "",
         "Suggests candidate articles for a compliance officer to review. It is trained on the text of the",
-        "regulation (articles, titles and, for `-r` recipes, recitals), not on annotated policies: expect it to",
-        "miss implicit links and to be over-confident on text that looks like none of the articles. Scores in",
-        f"the review band {cal.get('review_band')} need a human decision; below the band the model abstains.",
+        "regulation (articles, titles and, for `-r` recipes, recitals)"
+        + (f" plus extra labelled examples ({prov.get('extra')})" if prov.get("extra") else "")
+        + ", not on annotated policies:",
+        "expect it to miss implicit links and to be over-confident on text that looks like none of the",
+        f"articles. Scores in the review band {cal.get('review_band')} need a human decision; below the band",
+        "the model abstains.",
         "",
         "## Model",
         "",
