@@ -260,3 +260,14 @@ def test_product_indexes_build_open_update(tmp_path: Path, monkeypatch: pytest.M
     laws = build_law_index([law], recommended_config(dense=False), path=tmp_path / "laws")
     assert laws.search("encrypted backups", k=1)[0].id == "mini/art:2"
     assert open_index(tmp_path / "laws").ids == ["mini/art:1", "mini/art:2"]
+
+
+def test_rrf_leaves_documents_without_shared_terms_out_of_the_bm25_ranking(dense_config: DenseConfig) -> None:
+    cfg = RetrievalConfig(dense=dense_config, fusion=FusionConfig(method="rrf", rrf_k=10))
+    r = HybridRetriever.build(LAWS, cfg)
+    query = "cookies"  # only eprivacy/art:5 contains it
+    hits = {h.id: h for h in r.search(query, k=len(LAWS))}
+    for doc_id, hit in hits.items():
+        dense_part = 1 / (10 + hit.evidence["rank_dense"])
+        expected = dense_part + (1 / 11 if doc_id == "eprivacy/art:5" else 0.0)
+        assert hit.score == pytest.approx(expected)

@@ -173,9 +173,9 @@ class HybridRetriever:
         else:
             assert bm is not None and de is not None
             rankings = []
-            for arr in (bm[row], de[row]):
+            for is_bm25, arr in ((True, bm[row]), (False, de[row])):
                 masked = np.where(allowed, arr, -np.inf)
-                if arr is bm[row]:
+                if is_bm25:  # documents without a shared term are not in the BM25 ranking
                     masked = np.where(masked > 0, masked, -np.inf)
                 top = _top_indices(masked, fusion.prefetch_k)
                 rankings.append([self.ids[i] for i in top])
@@ -295,8 +295,8 @@ class HybridRetriever:
     def salient_terms(self, query: str, doc_id: str, n: int = 8) -> list[tuple[str, float]]:
         """Terms shared by ``query`` and the document, by their BM25 contribution (readable surface forms).
 
-        Works whatever the fusion method: without a BM25 stage a small BM25 index over the collection's
-        analyzer is not needed — shared terms are then weighted by idf of the two texts alone.
+        Works whatever the fusion method: without a BM25 stage (dense only) the shared terms are weighted by
+        an index-free fallback (see :func:`compliance.retrieval.evidence.salient_terms`).
         """
         from compliance.retrieval.evidence import salient_terms
 
