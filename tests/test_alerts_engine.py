@@ -244,3 +244,16 @@ def test_cli_alerts_run_posts_signed_webhook(tmp_path: Path, decision: Any) -> N
     payload = json.loads(body)
     assert payload["event"] == "alerts.created" and payload["law"] == "minicookie"
     assert {i["provision_key"] for i in payload["items"] if i["decision"] == "alert"} == {"art:1", "art:2"}
+
+
+def test_hook_reports_a_failed_run(store: Any, tmp_path: Path) -> None:
+    from compliance.alerts.service import alerts_after_law_stored
+    from compliance.connectors import parse_path
+    from compliance.rules import load_law_file
+
+    store.save_law(load_law_file(FIXTURES / "mini_cookie_law.json"))
+    store.save_document(parse_path(FIXTURES / "controls.txt"))
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text('{"kind": "something-else"}')
+    note = alerts_after_law_stored(store, "minicookie", model_path=tmp_path / "broken")
+    assert note["status"] == "failed" and "C501" in str(note)

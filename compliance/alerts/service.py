@@ -68,9 +68,10 @@ def alerts_after_law_stored(
     webhook: WebhookConfig | None = None,
     use_settings_webhook: bool = True,
 ) -> AlertHookResult:
-    """Start an alert run for a newly stored law and notify; never raises for a missing model or controls.
+    """Start an alert run for a newly stored law and notify; reports problems instead of raising them.
 
-    Skips (with a note) when no control paragraph is stored or no link-decision model is trained.
+    Skips (with a note) when no control paragraph is stored or no link-decision model is trained; a run that
+    fails with a :class:`~compliance.errors.ComplianceError` is reported (the law stays stored).
     """
     from compliance.alerts.engine import load_decision_model, run_alerts
     from compliance.alerts.notify import WebhookConfig, console_summary
@@ -85,8 +86,14 @@ def alerts_after_law_stored(
         if not (path / "config.json").is_file():
             note = f"alerts skipped: no link-decision model at {path} (train one: compliance alerts train-decision)"
             return AlertHookResult(status="skipped", reason=note, console=note)
-        decision = load_decision_model(str(path))
-    result = run_alerts(store, law_name, version=version, decision=decision, search=search, config=config)
+    try:
+        if decision is None:
+            decision = load_decision_model(str(path))
+        result = run_alerts(store, law_name, version=version, decision=decision, search=search, config=config)
+    except ComplianceError as exc:  # the law is stored either way; the run is recorded as failed
+        logger.warning("alert run for %s failed: %s", law_name, exc)
+        note = f"alert run failed [{exc.code}]: {exc} (retry with: compliance alerts run {law_name})"
+        return AlertHookResult(status="failed", reason=str(exc), console=note)
     if webhook is None and use_settings_webhook:
         webhook = WebhookConfig.from_settings()
     notification = notify_run(result, webhook)
