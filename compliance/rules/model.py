@@ -84,15 +84,16 @@ class Law:
             yield from self.descendants(child.key)
 
     def text_of(self, key: str) -> str:
-        """Full text of a provision: its own text, or else its paragraphs' texts joined (points are already
-        inside their paragraph's text)."""
+        """Full text of a provision: its own text followed by its numbered paragraphs' texts (points are
+        already inside their paragraph's text); for a chapter or section, its descendants' texts."""
         prov = self.get(key)
+        paragraphs = [c.text for c in self.children(key) if c.kind == "paragraph" and c.text]
         if prov.text:
-            return prov.text
-        parts = [c.text for c in self.children(key) if c.kind == "paragraph" and c.text]
-        if not parts:
-            parts = [d.text for d in self.descendants(key) if d.text]
-        return "\n".join(parts)
+            # an introductory text followed by numbered paragraphs: both belong to the provision
+            return "\n".join([prov.text, *paragraphs])
+        if not paragraphs:
+            paragraphs = [d.text for d in self.descendants(key) if d.text]
+        return "\n".join(paragraphs)
 
     def chapter_of(self, key: str) -> Provision | None:
         """The chapter that contains ``key`` (following parents), if any."""
