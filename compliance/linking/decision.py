@@ -554,24 +554,36 @@ domain. Calibrate the threshold on reviewed links when they exist.
 def training_laws(
     shared_data: str | Path | None = None, *, exclude: Sequence[str] = ("eprivacy",)
 ) -> list[Law]:
-    """The default training corpus: the GDPR (Formex) and the EU acts of ``<shared_data>/laws/eu`` (JSON).
+    """The default training corpus: every shipped law pack whose official text can be had, parsed by the
+    project's own importers (the GDPR from its Formex XML, the EU acts from their JSON).
 
-    ``exclude`` keeps laws out of training (by short name); the ePrivacy Directive is excluded by default
-    because it is the "new law" of the alert acceptance test. ``eu/gdpr.json`` is skipped (the Formex GDPR is
-    used).
+    Texts come through the law packs (``--from``-less install: the local mirror ``COMPLIANCE_LAW_MIRROR``, else
+    the official download, checksum-verified); ``shared_data``, when given, is a folder holding ``laws/`` used as
+    that mirror. Packs whose text cannot be had (no mirror copy, no download URL) are skipped. ``exclude`` keeps
+    laws out of training (by short name); the ePrivacy Directive is excluded by default because it is the "new
+    law" of the alert acceptance test.
 
     Raises:
-        ConfigurationError: the shared data folder is not found.
+        ConfigurationError: not even the GDPR could be loaded.
     """
-    from compliance.rules import load_law_file
-    from compliance.settings import get_settings
+    from compliance.errors import ComplianceError
+    from compliance.rules import install_pack, list_packs, load_pack_law
 
-    root = Path(shared_data) if shared_data is not None else get_settings().resolved_shared_data()
-    if root is None or not (root / "laws").is_dir():
+    mirror = Path(shared_data) / "laws" if shared_data is not None else None
+    laws: list[Law] = []
+    # the GDPR first, then the other packs by name (a stable order keeps the sampled pairs reproducible)
+    for pack in sorted(list_packs(), key=lambda p: (p.name != "gdpr", p.name)):
+        if pack.name in set(exclude):
+            continue
+        try:
+            law = install_pack(pack.name, mirror=mirror) if mirror is not None else load_pack_law(pack.name)
+        except ComplianceError as exc:
+            logger.warning("link decision: law pack %s skipped (%s)", pack.name, exc)
+            continue
+        laws.append(law)
+    if not any(law.short_name == "gdpr" for law in laws):
         raise ConfigurationError(
-            "no law corpus to train on: set COMPLIANCE_SHARED_DATA to the folder holding laws/gdpr and laws/eu"
+            "no law corpus to train on: the GDPR law pack could not be loaded; set COMPLIANCE_LAW_MIRROR to a "
+            "folder mirroring the official texts or allow the download"
         )
-    files = sorted((root / "laws" / "gdpr").glob("gdpr-consolidated*.xml"))[:1]
-    files += [f for f in sorted((root / "laws" / "eu").glob("*.json")) if f.stem != "gdpr"]
-    laws = [load_law_file(f) for f in files]
-    return [law for law in laws if law.short_name not in set(exclude)]
+    return laws
