@@ -37,6 +37,8 @@ demo: install
 	$(DEMO_ENV) $(BIN)/compliance audit examples/ --train-if-missing --relative-to . --export $(DEMO_HOME)/links.csv
 ifneq ($(wildcard $(SHARED_DATA)/laws/eu/eprivacy.json),)
 	# A new law arrives: the ePrivacy Directive (from the local mirror) raises alerts on the controls it concerns.
+	# The link decision's threshold is calibrated first on graded law-passage pairs (about a minute).
+	test -f $(DEMO_HOME)/models/link-decision/config.json || $(DEMO_ENV) $(BIN)/compliance alerts train-decision --max-steps 0
 	$(DEMO_ENV) $(BIN)/compliance laws install eprivacy
 	$(DEMO_ENV) $(BIN)/compliance alerts list
 endif
