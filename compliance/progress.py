@@ -26,7 +26,9 @@ def progress_enabled() -> bool:
     return _enabled
 
 
-def track(iterable: Iterable[T], *, total: int | None = None, desc: str = "", unit: str = "it") -> Iterator[T]:
+def track(
+    iterable: Iterable[T], *, total: int | None = None, desc: str = "", unit: str = "it"
+) -> Iterator[T]:
     """Iterate, with a progress bar when progress is enabled."""
     if not _enabled:
         yield from iterable

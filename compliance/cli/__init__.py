@@ -22,11 +22,19 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "documents": ("compliance.cli.documents", "documents", "List and show stored documents."),
     "db": ("compliance.cli.db", "db", "Database administration (migrations)."),
     "train": ("compliance.cli.train", "train_command", "Train the GDPR article classifier."),
-    "evaluate": ("compliance.cli.evaluate", "evaluate_command", "Evaluate the classifier beside its baselines."),
+    "evaluate": (
+        "compliance.cli.evaluate",
+        "evaluate_command",
+        "Evaluate the classifier beside its baselines.",
+    ),
     "map": ("compliance.cli.map", "map_command", "Map texts (JSONL or --text) to ranked GDPR articles."),
     "audit": ("compliance.cli.audit", "audit_command", "Ingest documents, link paragraphs to GDPR articles."),
     "alerts": ("compliance.cli.alerts", "alerts", "List, show and acknowledge alerts raised by new laws."),
-    "search": ("compliance.cli.search", "search", "Control text/document → laws and provisions; law → controls."),
+    "search": (
+        "compliance.cli.search",
+        "search",
+        "Control text/document → laws and provisions; law → controls.",
+    ),
 }
 
 
