@@ -72,16 +72,6 @@ def _ensure_gdpr(store: Store) -> int:
         return int(store.save_law(load_pack_law("gdpr")).id)
 
 
-def _source_name(path: Path, relative_to: Path | None) -> str:
-    resolved = path.resolve()
-    if relative_to is not None:
-        try:
-            return resolved.relative_to(relative_to.resolve()).as_posix()
-        except ValueError:
-            pass
-    return resolved.as_posix()
-
-
 def audit(
     store: Store,
     paths: Sequence[Path],
@@ -106,7 +96,7 @@ def audit(
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
     """
-    from compliance.connectors import SplitConfig, iter_paths, parse_path
+    from compliance.connectors import SplitConfig, iter_paths, parse_path, source_name
 
     config = config or ClassifierLinkConfig()
     band = config.review_band or classifier.config.review_band
@@ -131,7 +121,7 @@ def audit(
         for path in iter_paths(list(paths), recursive=recursive):
             try:
                 doc = parse_path(path, config=SplitConfig())
-                doc = replace(doc, source=_source_name(path, relative_to))
+                doc = replace(doc, source=source_name(path, relative_to))
                 saved = store.save_document(doc)
             except ComplianceError as e:
                 failure = {"path": str(path), "code": e.code, "error": str(e)}

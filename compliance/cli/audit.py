@@ -64,16 +64,10 @@ def audit_command(
     """Audit documents against the GDPR: ingest, classify paragraphs, store scored links, summarise."""
     from compliance.audit import audit, export_links
     from compliance.cli.db import open_store
+    from compliance.cli.train import load_or_train
     from compliance.linking.classifier_links import ClassifierLinkConfig
-    from compliance.models.classifier import default_model_path, load
 
-    path = model_path or default_model_path()
-    if not (path / "config.json").is_file() and train_if_missing:
-        from compliance.cli.train import train_default
-
-        click.echo(f"no model at {path}: training the default recipe first (this takes minutes)", err=True)
-        train_default(path, device=device)
-    classifier = load(path, device=device)
+    classifier = load_or_train(model_path, device=device, train_if_missing=train_if_missing)
     store = open_store(database_url)
 
     def report_error(p: Path, failure: dict[str, str]) -> None:

@@ -19,16 +19,6 @@ from compliance.cli.options import database_option, echo_json, json_option
 logger = logging.getLogger(__name__)
 
 
-def _source_name(path: Path, relative_to: Path | None) -> str:
-    resolved = path.resolve()
-    if relative_to is not None:
-        try:
-            return resolved.relative_to(relative_to.resolve()).as_posix()
-        except ValueError:
-            pass
-    return resolved.as_posix()
-
-
 def ingest_paths(
     store: Any,
     paths: list[Path],
@@ -49,7 +39,7 @@ def ingest_paths(
         recursive: descend into sub-folders.
         on_error: called with ``(path, error)`` for each file that failed.
     """
-    from compliance.connectors import SplitConfig, iter_paths, parse_path
+    from compliance.connectors import SplitConfig, iter_paths, parse_path, source_name
     from compliance.errors import ComplianceError
     from compliance.progress import bar
 
@@ -77,7 +67,7 @@ def ingest_paths(
             failure: dict[str, str] | None = None
             try:
                 doc = parse_path(path, config=config)
-                doc = replace(doc, source=_source_name(path, relative_to))
+                doc = replace(doc, source=source_name(path, relative_to))
                 saved = store.save_document(doc)
             except ComplianceError as e:
                 failure = {"path": str(path), "code": e.code, "error": str(e)}

@@ -66,15 +66,9 @@ def map_command(
     train_if_missing: bool,
 ) -> None:
     """Rank GDPR articles for texts: JSONL {"id","text"} in (FILE or stdin, or --text), JSONL out."""
-    from compliance.models.classifier import default_model_path, load
+    from compliance.cli.train import load_or_train
 
-    path = model_path or default_model_path()
-    if not (path / "config.json").is_file() and train_if_missing:
-        from compliance.cli.train import train_default
-
-        click.echo(f"no model at {path}: training the default recipe first (this takes minutes)", err=True)
-        train_default(path, device=device)
-    classifier = load(path, device=device)
+    classifier = load_or_train(model_path, device=device, train_if_missing=train_if_missing)
     if texts:
         rows: Iterator[tuple[object, str]] = iter(list(enumerate(texts, 1)))
     elif input_file is not None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from compliance.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from compliance.models.classifier import ArticleClassifier
 
 
 def gdpr_training_inputs() -> tuple[Any, dict[int, list[int]]]:
@@ -29,6 +32,20 @@ def train_default(out_dir: Path, *, device: str | None = None) -> Path:
     result = train(get_recipe(DEFAULT_RECIPE), law, recital_map, out_dir=out_dir, device=device)
     assert result.path is not None
     return result.path
+
+
+def load_or_train(
+    model_path: Path | None, *, device: str | None, train_if_missing: bool
+) -> ArticleClassifier:
+    """The classifier at ``model_path`` (default location when None), trained first with the default recipe
+    when it is missing and ``train_if_missing`` is set (said on stderr: it takes minutes)."""
+    from compliance.models.classifier import default_model_path, load
+
+    path = model_path or default_model_path()
+    if not (path / "config.json").is_file() and train_if_missing:
+        click.echo(f"no model at {path}: training the default recipe first (this takes minutes)", err=True)
+        train_default(path, device=device)
+    return load(path, device=device)
 
 
 @click.command("train")

@@ -8,7 +8,7 @@ imported only when a file of their type is parsed.
 
 from __future__ import annotations
 
-from compliance.connectors.batch import ParseOutcome, iter_paths, parse_many
+from compliance.connectors.batch import ParseOutcome, iter_paths, parse_many, source_name
 from compliance.connectors.config import SplitConfig, count_tokens
 from compliance.connectors.model import Paragraph, ParagraphKind, ParsedDocument
 from compliance.connectors.registry import (
@@ -33,4 +33,5 @@ __all__ = [
     "parse_bytes",
     "parse_many",
     "parse_path",
+    "source_name",
 ]

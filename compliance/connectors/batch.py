@@ -76,6 +76,18 @@ def iter_paths(
                 yield item
 
 
+def source_name(path: Path, relative_to: Path | None = None) -> str:
+    """The name a document is stored under: its absolute POSIX path, or the path relative to ``relative_to``
+    when it lies below that folder (so the same file is recognised from any working directory)."""
+    resolved = path.resolve()
+    if relative_to is not None:
+        try:
+            return resolved.relative_to(relative_to.resolve()).as_posix()
+        except ValueError:
+            pass
+    return resolved.as_posix()
+
+
 @dataclass(frozen=True, slots=True)
 class ParseOutcome:
     """The result for one file of a batch: a document, or the error that stopped it."""
