@@ -75,7 +75,11 @@ class LazyGroup(click.Group):
 def cli(verbose: int, quiet: bool) -> None:
     """Map internal policies and controls to the laws they implement, and keep the links for review."""
     level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    # the level sits on the handler too: some libraries (bm25s) set their own loggers to DEBUG at import
+    handler.setLevel(level)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     if not quiet:
         from compliance.progress import enable_progress
 

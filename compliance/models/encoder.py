@@ -208,7 +208,10 @@ def load_encoder(
     """
     _require_torch()
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    # transformers' own weight-loading bars would interleave with ours on stderr; progress is ours to show
+    hf_logging.disable_progress_bar()
     source = resolve_model_path(name_or_path)
     local = Path(source).exists()
     try:
