@@ -8,18 +8,12 @@ from pathlib import Path
 
 import click
 
-from compliance.cli.options import database_option, json_option
+from compliance.cli.options import classifier_options, database_option, json_option
 
 
 @click.command("audit")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
-@click.option(
-    "--model",
-    "model_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Classifier directory (default: <model dir>/gdpr-classifier).",
-)
+@classifier_options
 @click.option(
     "--top-k",
     type=click.IntRange(1, 99),
@@ -41,12 +35,6 @@ from compliance.cli.options import database_option, json_option
     help="Store document sources relative to this folder (default: absolute paths).",
 )
 @click.option("--no-recursive", is_flag=True, help="Do not descend into sub-folders.")
-@click.option("--device", default=None, help="auto, cpu, cuda (default: COMPLIANCE_DEVICE or auto).")
-@click.option(
-    "--train-if-missing",
-    is_flag=True,
-    help="Train the default classifier first when none exists (progress on stderr).",
-)
 @database_option
 @json_option
 def audit_command(

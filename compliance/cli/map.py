@@ -16,6 +16,7 @@ from typing import IO
 
 import click
 
+from compliance.cli.options import classifier_options
 from compliance.errors import ConfigurationError
 
 
@@ -36,25 +37,13 @@ def _read_inputs(source: IO[str], name: str) -> Iterator[tuple[object, str]]:
 @click.argument("input_file", required=False, type=click.File("r", encoding="utf-8"))
 @click.option("--text", "texts", multiple=True, help="Map this text (repeatable); ids are 1, 2, …")
 @click.option("--top-k", type=click.IntRange(1, 99), default=10, show_default=True, help="Articles per text.")
-@click.option(
-    "--model",
-    "model_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Classifier directory (default: <model dir>/gdpr-classifier).",
-)
+@classifier_options
 @click.option(
     "--batch-size",
     type=click.IntRange(1, 10_000),
     default=64,
     show_default=True,
     help="Texts classified per batch.",
-)
-@click.option("--device", default=None, help="auto, cpu, cuda (default: COMPLIANCE_DEVICE or auto).")
-@click.option(
-    "--train-if-missing",
-    is_flag=True,
-    help="Train the default recipe first when no model exists (progress on stderr).",
 )
 def map_command(
     input_file: IO[str] | None,

@@ -27,6 +27,27 @@ def database_option(func: F) -> F:
     )(func)
 
 
+def classifier_options(func: F) -> F:
+    """``--model DIR``, ``--device`` and ``--train-if-missing``: which GDPR classifier a command uses."""
+    from pathlib import Path
+
+    func = click.option(
+        "--train-if-missing",
+        is_flag=True,
+        help="Train the default classifier first when none exists (progress on stderr).",
+    )(func)
+    func = click.option(
+        "--device", default=None, help="auto, cpu, cuda (default: COMPLIANCE_DEVICE or auto)."
+    )(func)
+    return click.option(
+        "--model",
+        "model_path",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Classifier directory (default: <model dir>/gdpr-classifier).",
+    )(func)
+
+
 def echo_json(data: Any) -> None:
     """Write ``data`` as indented JSON to stdout."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

@@ -16,7 +16,7 @@ whose metadata carries ids, scores, ranks and keys::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from compliance.errors import MissingDependencyError
 
@@ -37,17 +37,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["ControlsRetriever", "LawCorpusRetriever"]
 
 
-class _PerCallK(BaseRetriever):
-    """Async calls run the synchronous search in an executor, passing the per-call arguments (``k`` …) on."""
-
-    async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
-    ) -> list[LCDocument]:
-        return await run_in_executor(
-            None, self._get_relevant_documents, query, run_manager=run_manager.get_sync(), **kwargs
-        )
-
-
 def _search_from(
     database_url: str | None, config: RetrievalConfig | None, index_dir: str | None
 ) -> LawSearch:
@@ -59,20 +48,13 @@ def _search_from(
     return LawSearch(store, config, index_dir=index_dir)
 
 
-class LawCorpusRetriever(_PerCallK):
-    """Law provisions (articles of every stored law) for a query text.
-
-    Attributes:
-        search: the :class:`~compliance.search.LawSearch` to query.
-        k: number of documents returned (overridable per call: ``invoke(query, k=...)``).
-        law: restrict to one law (short name); overridable per call.
-    """
+class _PerCallK(BaseRetriever):
+    """Shared by both retrievers: a :class:`~compliance.search.LawSearch` behind them, ``from_store``, and async
+    calls that run the synchronous search in an executor, passing the per-call arguments (``k`` …) on."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     search: Any = Field(exclude=True)
-    k: int = Field(default=4, ge=1)
-    law: str | None = None
 
     @classmethod
     def from_store(
@@ -82,9 +64,29 @@ class LawCorpusRetriever(_PerCallK):
         config: RetrievalConfig | None = None,
         index_dir: str | None = None,
         **kwargs: Any,
-    ) -> LawCorpusRetriever:
-        """A retriever over the laws of the database at ``database_url`` (default: the configured one)."""
+    ) -> Self:
+        """A retriever over the database at ``database_url`` (default: the configured one)."""
         return cls(search=_search_from(database_url, config, index_dir), **kwargs)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[LCDocument]:
+        return await run_in_executor(
+            None, self._get_relevant_documents, query, run_manager=run_manager.get_sync(), **kwargs
+        )
+
+
+class LawCorpusRetriever(_PerCallK):
+    """Law provisions (articles of every stored law) for a query text.
+
+    Attributes:
+        search: the :class:`~compliance.search.LawSearch` to query.
+        k: number of documents returned (overridable per call: ``invoke(query, k=...)``).
+        law: restrict to one law (short name); overridable per call.
+    """
+
+    k: int = Field(default=4, ge=1)
+    law: str | None = None
 
     def _get_relevant_documents(
         self,
@@ -130,23 +132,8 @@ class ControlsRetriever(_PerCallK):
         terms: shared salient terms added to each document's metadata (0 = none).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    search: Any = Field(exclude=True)
     k: int = Field(default=4, ge=1)
     terms: int = Field(default=6, ge=0)
-
-    @classmethod
-    def from_store(
-        cls,
-        database_url: str | None = None,
-        *,
-        config: RetrievalConfig | None = None,
-        index_dir: str | None = None,
-        **kwargs: Any,
-    ) -> ControlsRetriever:
-        """A retriever over the controls of the database at ``database_url`` (default: the configured one)."""
-        return cls(search=_search_from(database_url, config, index_dir), **kwargs)
 
     def _get_relevant_documents(
         self,
