@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -54,10 +56,16 @@ def test_label_prior_reweights_scores() -> None:
     logits = np.array([[2.0, 1.9, 0.0]])
     plain = ArticleClassifier(None, None, [5, 6, 32], {}, ClassifierConfig(temperature=1.0))  # type: ignore[arg-type]
     assert plain.calibrate(logits).argmax() == 0
-    cfg = ClassifierConfig(temperature=1.0, label_prior=(1.0, 99.0, 0.0), prior_weight=1.0)
+    cfg = ClassifierConfig(temperature=1.0, label_prior=(0.02, 0.97, 0.01), prior_weight=1.0)
     withprior = ArticleClassifier(None, None, [5, 6, 32], {}, cfg)  # type: ignore[arg-type]
     probs = withprior.calibrate(logits)
     assert probs.argmax() == 1  # the frequent article wins a near tie
     np.testing.assert_allclose(probs.sum(), 1.0)
-    expected = softmax(np.log(softmax(logits)) + np.log(np.array([[2.0, 100.0, 1.0]]) / 103.0))
+    expected = softmax(np.log(softmax(logits)) + np.log(np.array([[0.02, 0.97, 0.01]])))
     np.testing.assert_allclose(probs, expected)
+    np.testing.assert_allclose(withprior.calibrate(logits, prior=False), plain.calibrate(logits))
+    # the lexical expert multiplies in with its weight
+    lexical = np.log(np.array([[0.1, 0.1, 0.8]]))
+    both = ArticleClassifier(None, None, [5, 6, 32], {}, replace(cfg, lexical_weight=0.5))  # type: ignore[arg-type]
+    expected = softmax(np.log(softmax(logits)) + np.log(np.array([[0.02, 0.97, 0.01]])) + 0.5 * lexical)
+    np.testing.assert_allclose(both.calibrate(logits, lexical_log_probs=lexical), expected)

@@ -14,8 +14,9 @@ from tests.fixtures.classifier.tiny import make_tiny_bert, single_threaded
 pytest.importorskip("torch")
 
 
+@pytest.mark.parametrize("ensemble", ["default", "encoder-only"])
 def test_train_cli_writes_a_loadable_model(
-    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ensemble: str
 ) -> None:
     from compliance.settings import reset_settings
 
@@ -38,6 +39,8 @@ def test_train_cli_writes_a_loadable_model(
         "--no-bf16",
         "--json",
     ]
+    if ensemble == "encoder-only":
+        args += ["--no-law-prior", "--lexical-weight", "0"]
     with single_threaded():  # type: ignore[attr-defined]
         res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
@@ -48,6 +51,15 @@ def test_train_cli_writes_a_loadable_model(
     assert len(cfg["labels"]) == 99 and cfg["titles"]["32"] == "Security of processing"
     assert cfg["provenance"]["law"]["articles"] == 99 and cfg["provenance"]["recital_pairs"] == 257
     assert cfg["recipe"]["data"]["min_k"] == 2 and cfg["recipe"]["freeze_layers"] == 1
+    if ensemble == "default":
+        assert cfg["recipe"]["law_prior"] and cfg["inference"]["lexical_weight"] == 1.0
+        assert len(cfg["inference"]["label_prior"]) == 99 and (out / "lexical.json").is_file()
+        # the law prior favours controller obligations over the Commission's reporting duty
+        prior = dict(zip(cfg["labels"], cfg["inference"]["label_prior"], strict=True))
+        assert prior[32] > 5 * prior[97]
+    else:
+        assert cfg["recipe"]["law_prior"] is None and cfg["inference"]["label_prior"] is None
+        assert cfg["inference"]["lexical_weight"] == 0.0 and not (out / "lexical.json").exists()
     res = CliRunner().invoke(
         cli, ["map", "--model", str(out), "--text", "encryption of laptops", "--top-k", "99"]
     )

@@ -109,9 +109,10 @@ def test_load_and_predict(trained: tuple[Path, dict]) -> None:
     assert [len(r) for r in ranked] == [3, 3]
     assert [s.rank for s in ranked[0]] == [1, 2, 3]
     assert ranked[0][0].score >= ranked[0][1].score
-    # training text is classified correctly by a converged model
+    # training text is classified correctly by a converged model (before the law prior, which on this mini law
+    # leans towards Art. 32: Art. 33 speaks mostly of the supervisory authority)
     train_text = "Notification shall be made not later than 72 hours after having become aware of the breach."
-    assert clf.rank([train_text], top_k=1)[0][0].article == 33
+    assert clf.labels[int(clf.predict_proba([train_text], prior=False)[0].argmax())] == 33
 
 
 def test_long_texts_are_windowed_not_truncated(trained: tuple[Path, dict]) -> None:
@@ -169,3 +170,90 @@ def test_tapt_stage_trains_the_encoder(tiny_base: Path) -> None:
     curve = run_tapt(enc, build_mca(units, {}, cfg), cfg)
     assert curve and all(np.isfinite(c["loss"]) for c in curve)
     assert any(not torch.equal(a, b) for a, b in zip(before, enc.model.parameters(), strict=True))
+
+
+def test_model_carries_the_law_prior(trained: tuple[Path, dict]) -> None:
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    cfg = json.loads((path / "config.json").read_text())
+    assert cfg["format_version"] == 2
+    assert cfg["recipe"]["law_prior"] == {"addressee": 2.0, "citations": 1.0, "recitals": 2.0}
+    assert cfg["law_prior"]["most_likely"]
+    prior = np.asarray(cfg["inference"]["label_prior"])
+    assert prior.shape == (5,) and np.isclose(prior.sum(), 1.0)
+    assert cfg["inference"]["prior_weight"] == 1.0
+    clf = load(path, device="cpu", bf16=False)
+    text = ["Personal data shall be erased without undue delay."]
+    with_prior, without = clf.predict_proba(text), clf.predict_proba(text, prior=False)
+    np.testing.assert_allclose(with_prior.sum(), 1.0, rtol=1e-6)
+    # Bayes: the ratio of the two is proportional to the prior
+    ratio = with_prior[0] / without[0]
+    np.testing.assert_allclose(ratio / ratio.sum(), prior, rtol=1e-5)
+
+
+def test_format_1_priors_were_counts(trained: tuple[Path, dict], tmp_path: Path) -> None:
+    import shutil
+
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    old = tmp_path / "old"
+    shutil.copytree(path, old)
+    cfg = json.loads((old / "config.json").read_text())
+    cfg["format_version"] = 1
+    cfg["inference"]["label_prior"] = [9, 0, 0, 0, 0]
+    (old / "config.json").write_text(json.dumps(cfg))
+    clf = load(old, device="cpu", bf16=False)
+    assert clf.config.label_prior == pytest.approx((10 / 14, 1 / 14, 1 / 14, 1 / 14, 1 / 14))
+
+
+def test_recipe_without_law_prior_scores_without_one(tiny_base: Path, tmp_path: Path) -> None:
+    result = train(
+        tiny_recipe(tiny_base, epochs=1, law_prior=None),
+        mini_gdpr(),
+        RECITAL_MAP,
+        out_dir=None,
+        device="cpu",
+        bf16=False,
+    )
+    clf = result.classifier
+    assert clf.config.label_prior is None
+    text = ["Access to personal data."]
+    np.testing.assert_allclose(
+        clf.predict_proba(text, lexical=False), clf.predict_proba(text, prior=False, lexical=False)
+    )
+
+
+def test_model_carries_its_lexical_expert(trained: tuple[Path, dict]) -> None:
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    cfg = json.loads((path / "config.json").read_text())
+    assert cfg["inference"]["lexical_weight"] == 1.0
+    lexical = json.loads((path / "lexical.json").read_text())
+    assert sorted(int(a) for a in lexical["documents"]) == [5, 15, 17, 32, 33]
+    assert lexical["documents"]["32"].startswith("Security of processing")
+    clf = load(path, device="cpu", bf16=False)
+    assert clf.uses_lexical and clf.lexical is not None
+    text = ["Backups are encrypted and the encryption keys are rotated."]
+    full, bare = clf.predict_proba(text), clf.predict_proba(text, lexical=False)
+    lex = np.exp(clf.lexical.log_probs(text)[0])
+    np.testing.assert_allclose(lex.sum(), 1.0, rtol=1e-6)
+    # log-linear ensemble: full ∝ bare · lexical^weight
+    ratio = full[0] / bare[0]
+    np.testing.assert_allclose(ratio / ratio.sum(), lex / lex.sum(), rtol=1e-5)
+
+
+def test_missing_lexical_file_is_a_model_error(trained: tuple[Path, dict], tmp_path: Path) -> None:
+    import shutil
+
+    from compliance.errors import ModelError
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    broken = tmp_path / "broken"
+    shutil.copytree(path, broken)
+    (broken / "lexical.json").unlink()
+    with pytest.raises(ModelError, match=r"lexical\.json"):
+        load(broken, device="cpu", bf16=False)

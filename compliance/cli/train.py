@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,18 @@ def load_or_train(
     show_default=True,
     help="With extra supervision: weight of its article frequencies as the model's label prior (0 = none).",
 )
+@click.option(
+    "--no-law-prior",
+    is_flag=True,
+    help="Score without the article-applicability prior read from the law (uniform prior).",
+)
+@click.option(
+    "--lexical-weight",
+    type=click.FloatRange(0.0, 10.0),
+    default=None,
+    help="Weight of the lexical expert (BM25 over the articles) in the scoring ensemble; 0 = encoder only "
+    "[recipe default: 1].",
+)
 @click.option("--epochs", type=click.IntRange(1, 100), default=None, help="Override the recipe's epochs.")
 @click.option(
     "--min-k", type=click.IntRange(1, 10_000), default=None, help="Override minK (instances/article)."
@@ -103,6 +116,8 @@ def train_command(
     extra_path: Path | None,
     gdprhub_train: bool,
     prior_weight: float,
+    no_law_prior: bool,
+    lexical_weight: float | None,
     epochs: int | None,
     min_k: int | None,
     freeze_layers: int | None,
@@ -118,8 +133,16 @@ def train_command(
 
     enable_progress(True)
     chosen = get_recipe(
-        recipe, base_model=base_model, epochs=epochs, min_k=min_k, freeze_layers=freeze_layers, seed=seed
+        recipe,
+        base_model=base_model,
+        epochs=epochs,
+        min_k=min_k,
+        freeze_layers=freeze_layers,
+        seed=seed,
+        lexical_weight=lexical_weight,
     )
+    if no_law_prior:
+        chosen = replace(chosen, law_prior=None)
     target = out_dir or default_model_path()
     law, recital_map = gdpr_training_inputs()
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,7 +177,9 @@ def train_command(
         "temperature": m["calibration"]["temperature"],
         "ece_before": m["calibration"]["ece_before"],
         "ece_after": m["calibration"]["ece_after"],
+        "ece_final": m["calibration"]["ece_final"],
         "heldout": m["heldout_after"],
+        "heldout_final": m["heldout_final"],
     }
     if as_json:
         click.echo(json.dumps(summary, indent=2))

@@ -38,10 +38,11 @@ def article_documents(law: Law) -> dict[int, str]:
 
 
 class FrequencyPrior:
-    """Ranks every text the same way: by how often each article occurs in some labelled data.
+    """Ranks every text the same way: by how often each article occurs in some labelled data (or by any other
+    fixed article weights, e.g. the law-derived prior).
 
     Args:
-        counts: article → frequency (articles absent get 0; ties are broken by article number).
+        counts: article → frequency or weight (articles absent get 0; ties are broken by article number).
         labels: all article numbers.
         name: shown in reports.
     """
@@ -70,7 +71,7 @@ class BM25Ranker:
     """BM25 (bm25s, Lucene variant, English stop words, Snowball stemming) over title + article text.
 
     Pass ``documents`` (article → text) to index something else, e.g. only the training units so that held-out
-    query sentences are not in the index.
+    query sentences are not in the index. The same scorer is the classifier's lexical expert.
     """
 
     def __init__(
@@ -81,34 +82,19 @@ class BM25Ranker:
         b: float = 0.75,
         documents: Mapping[int, str] | None = None,
     ) -> None:
-        import bm25s
-        import Stemmer
+        from compliance.models.lexical import LexicalArticleScorer
 
         self.name = name
-        docs = dict(documents) if documents is not None else article_documents(law)
-        self._labels = sorted(docs)
-        self._stemmer = Stemmer.Stemmer("english")
-        corpus = bm25s.tokenize(
-            [docs[a] for a in self._labels], stopwords="en", stemmer=self._stemmer, show_progress=False
+        self._scorer = LexicalArticleScorer(
+            dict(documents) if documents is not None else article_documents(law), k1=k1, b=b
         )
-        self._retriever = bm25s.BM25(k1=k1, b=b)
-        self._retriever.index(corpus, show_progress=False)
 
     @property
     def labels(self) -> list[int]:
-        return self._labels
+        return list(self._scorer.labels)
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
-        import bm25s
-
-        out = np.zeros((len(texts), len(self._labels)))
-        for i, text in enumerate(texts):
-            tokens = bm25s.tokenize(
-                [text], stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
-            )
-            if tokens and tokens[0]:
-                out[i] = self._retriever.get_scores(tokens[0])
-        return out
+        return self._scorer.scores(texts)
 
 
 class ZeroShotRanker:
@@ -152,23 +138,48 @@ class ZeroShotRanker:
 
 
 class ClassifierRanker:
-    """The trained classifier's calibrated probabilities."""
+    """The trained classifier's calibrated probabilities; ``prior=False`` / ``lexical=False`` leave out its label
+    prior / lexical expert (ablations).
 
-    def __init__(self, classifier: ArticleClassifier, name: str = "classifier") -> None:
+    Logits and lexical scores are cached per text; pass another ranker's ``cache`` to score the same model several
+    ways for the price of one forward pass.
+    """
+
+    def __init__(
+        self,
+        classifier: ArticleClassifier,
+        name: str = "classifier",
+        *,
+        prior: bool = True,
+        lexical: bool = True,
+        cache: dict[str, tuple[np.ndarray, np.ndarray | None]] | None = None,
+    ) -> None:
         self.classifier = classifier
         self.name = name
-        self._cache: dict[str, np.ndarray] = {}
+        self.prior = prior
+        self.lexical = lexical
+        self.cache: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache if cache is not None else {}
 
     @property
     def labels(self) -> list[int]:
         return list(self.classifier.labels)
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if not texts:
+            return np.zeros((0, len(self.labels)))
+        todo = [t for t in dict.fromkeys(texts) if t not in self.cache]
         if todo:
-            for t, row in zip(todo, self.classifier.predict_proba(todo), strict=True):
-                self._cache[t] = row
-        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, len(self.labels)))
+            logits = self.classifier.logits(todo)
+            lexical = self.classifier.lexical_log_probs(todo)
+            for i, t in enumerate(todo):
+                self.cache[t] = (logits[i], lexical[i] if lexical is not None else None)
+        rows = [self.cache[t] for t in texts]
+        lex = None
+        if self.lexical and rows[0][1] is not None:
+            lex = np.stack([r[1] for r in rows if r[1] is not None])
+        return self.classifier.calibrate(
+            np.stack([r[0] for r in rows]), prior=self.prior, lexical_log_probs=lex
+        )
 
 
 class PriorFusion:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compliance.evaluation.evaluator import ArticleEvaluator, ArticleRanker, QuerySet
 from compliance.evaluation.queries import (
@@ -26,7 +26,12 @@ from compliance.evaluation.rankers import (
     ZeroShotRanker,
 )
 from compliance.models.data import ArticleUnits, DataConfig, TrainingData, build_training_data
+from compliance.models.law_prior import LawPriorConfig, build_law_prior
+from compliance.models.training import training_recital_map
 from compliance.rules.model import Law
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.models.classifier import ArticleClassifier
 
 __all__ = ["EvaluationReport", "build_query_sets", "evaluate"]
 
@@ -90,6 +95,12 @@ def build_query_sets(
     return out, data, rows
 
 
+def _law_prior_config(classifier: ArticleClassifier | None) -> LawPriorConfig:
+    """The law-prior weights a model was trained with (the default ones for baselines-only runs)."""
+    stored = classifier.meta.get("recipe", {}).get("law_prior") if classifier is not None else None
+    return LawPriorConfig(**stored) if stored else LawPriorConfig()
+
+
 def evaluate(
     law: Law,
     recital_map: Mapping[int, Sequence[int]] | None,
@@ -112,7 +123,8 @@ def evaluate(
         shared_data: the development data folder (GDPRhub); default from settings.
         controls: the control set file (default: the one shipped in ``compliance/evaluation/data``).
         sets: which query sets.
-        baselines: any of ``prior`` (training-frequency and GDPRhub-frequency priors), ``bm25``, ``zero-shot``.
+        baselines: any of ``prior`` (training-frequency, GDPRhub-frequency and law-derived priors), ``bm25``,
+            ``zero-shot``.
         fusion_weights: also score ``classifier + w·log prior(GDPRhub train half)`` for these weights.
         limit: evaluate at most this many queries per set (quick runs).
         progress: called with a line of text before each ranker × set.
@@ -138,6 +150,12 @@ def evaluate(
         rankers.append(FrequencyPrior(Counter(e.labels[0] for e in data.train), labels, "prior(training)"))
         if hub_rows:
             rankers.append(hub_prior)
+        law_prior = build_law_prior(
+            law, training_recital_map(recital_map, data), labels, _law_prior_config(classifier)
+        )
+        rankers.append(
+            FrequencyPrior(dict(zip(labels, law_prior.distribution, strict=True)), labels, "prior(law)")
+        )
     # The baselines see what the classifier was trained on (title + training units), never held-out sentences.
     seen = [ArticleUnits(a.number, a.title, tuple(data.train_units.get(a.number, ()))) for a in data.articles]
     if "bm25" in baselines:
@@ -145,17 +163,45 @@ def evaluate(
     if "zero-shot" in baselines:
         rankers.append(ZeroShotRanker(law, load_encoder(None), articles=seen))
     if classifier is not None:
-        clf_ranker = ClassifierRanker(classifier, f"classifier[{classifier.meta['recipe']['name']}]")
+        recipe_name = classifier.meta["recipe"]["name"]
+        clf_ranker = ClassifierRanker(classifier, f"classifier[{recipe_name}]")
         rankers.append(clf_ranker)
+        # ablations of the scoring ensemble (they share the forward passes)
+        variants = []
+        if classifier.uses_prior:
+            variants.append(("no prior", False, True))
+        if classifier.uses_lexical:
+            variants.append(("no lexical", True, False))
+        if variants:
+            variants.append(("encoder only", False, False))
+        for label, use_prior, use_lexical in variants:
+            rankers.append(
+                ClassifierRanker(
+                    classifier,
+                    f"classifier[{recipe_name}] {label}",
+                    prior=use_prior,
+                    lexical=use_lexical,
+                    cache=clf_ranker.cache,
+                )
+            )
         report.model = {
             "path": str(model_path),
-            "recipe": classifier.meta["recipe"]["name"],
+            "recipe": recipe_name,
             "identity": classifier.identity,
             "temperature": classifier.config.temperature,
+            "law_prior": classifier.meta.get("recipe", {}).get("law_prior"),
+            "lexical_weight": classifier.config.lexical_weight,
         }
         if hub_rows:
+            bare = ClassifierRanker(
+                classifier, f"classifier[{recipe_name}]", prior=False, lexical=False, cache=clf_ranker.cache
+            )
             for w in fusion_weights:
-                rankers.append(PriorFusion(clf_ranker, hub_prior, w))
+                rankers.append(
+                    PriorFusion(
+                        bare, hub_prior, w, name=f"classifier[{recipe_name}] encoder+prior(gdprhub, w={w:g})"
+                    )
+                )
     for qs in query_sets:
         report.query_sets[qs.name] = len(qs)
         evaluator = ArticleEvaluator.from_query_set(qs)

@@ -46,6 +46,15 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         "- head: cosine similarity to 99 article prototypes (warm-started from mean training embeddings) with",
         "  a learned scale; mean pooling; long texts are scored in overlapping windows whose logits are averaged",
         f"- encoder weights for reuse (dense retrieval, mean pooling + L2 norm): `{clf.meta.get('encoder_subdir', 'encoder')}/`",
+        "- scoring ensemble: log p(encoder, temperature-scaled)"
+        + (" + log prior(article), read from the law" if clf.uses_prior else "")
+        + (
+            f" + {clf.config.lexical_weight:g} · log p(BM25 over each article's training text, `lexical.json`)"
+            if clf.uses_lexical
+            else ""
+        )
+        + ", renormalised",
+        f"- law prior: {json.dumps(meta.get('law_prior'))}",
         "",
         "## Training data (provenance)",
         "",
@@ -82,17 +91,19 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
             f"- task-adaptive stage {st['stage']['task']}/{st['stage']['level']}: {_fmt({k: v for k, v in st.items() if k != 'stage'})}"
         )
     after = metrics.get("heldout_after", {})
+    final = metrics.get("heldout_final", {})
     lines += [
         "",
         "## Calibration",
         "",
         f"Temperature {cal.get('temperature', 1.0):.3f} fitted on {cal.get('n')} held-out texts; expected",
-        f"calibration error {cal.get('ece_before', 0):.3f} before, {cal.get('ece_after', 0):.3f} after.",
+        f"calibration error {cal.get('ece_before', 0):.3f} before, {cal.get('ece_after', 0):.3f} after,",
+        f"{cal.get('ece_final', cal.get('ece_after', 0)):.3f} for the full scoring ensemble.",
         "",
         "## Held-out figures (never trained on)",
         "",
-        f"- QA (held-out article sentences): {_fmt(after.get('qa'))}",
-        f"- QR (held-out recitals): {_fmt(after.get('qr'))}",
+        f"- QA (held-out article sentences): encoder {_fmt(after.get('qa'))}; ensemble {_fmt(final.get('qa'))}",
+        f"- QR (held-out recitals): encoder {_fmt(after.get('qr'))}; ensemble {_fmt(final.get('qr'))}",
         "",
         "Full evaluation (GDPRhub development texts, control set, baselines): `compliance evaluate`.",
         "",

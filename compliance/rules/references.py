@@ -1,0 +1,69 @@
+"""Cross-references between the articles of one act, read from its text.
+
+``Article 6(1)(f)``, ``Articles 13 and 14``, ``Articles 15 to 22`` and ``Article 9(2)`` refer to articles of the
+act itself; ``Article 16 of Directive 95/46/EC``, ``Article 8 of the Charter`` or ``Article 290 TFEU`` do not and
+are skipped. The result feeds the article-applicability prior of the GDPR classifier
+(:mod:`compliance.models.law_prior`) and is useful wherever a provision's neighbours matter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from compliance.rules.model import Law
+
+__all__ = ["article_references", "citation_counts"]
+
+# "Article 6(1)(a)" / "Articles 13, 14 and 22" / "Articles 15 to 22" / "Article 58(2)(a) to (h)"
+_NUM = r"\d+(?:\(\d+[a-z]?\))*(?:\([a-z]{1,4}\))*"
+_SEP = r"(?:\s*,\s*|\s+and\s+|\s+or\s+|\s+to\s+|\s*-\s*)"
+_REF = re.compile(rf"\bArticles?\s+(?P<list>{_NUM}(?:{_SEP}(?:{_NUM}|\([a-z0-9]{{1,4}}\)))*)")
+_ITEM = re.compile(rf"(?P<sep>{_SEP})?(?P<item>{_NUM}|\([a-z0-9]{{1,4}}\))")
+_LEADING_INT = re.compile(r"^\d+")
+# what follows a reference to another instrument: "Article 16 of Directive …", "Article 8 of the Charter",
+# "Article 290 TFEU"; "of this Regulation/Directive" stays internal.
+_FOREIGN = re.compile(
+    r"^\s*(?:of\s+(?!this\b)(?:the\s+)?(?:Directive|Regulation|Decision|Council|Treaty|Charter|Protocol|Convention|"
+    r"Framework|Commission|Union|European)|TFEU\b|TEU\b)",
+    re.IGNORECASE,
+)
+
+
+def article_references(text: str, valid: Iterable[int] | None = None) -> set[int]:
+    """Article numbers of the same act referred to in ``text`` (ranges expanded, sub-divisions dropped).
+
+    Args:
+        text: a provision's text.
+        valid: keep only these article numbers (e.g. the act's articles); None keeps every number.
+    """
+    keep = set(valid) if valid is not None else None
+    found: set[int] = set()
+    for m in _REF.finditer(text):
+        if _FOREIGN.match(text[m.end() : m.end() + 60]):
+            continue
+        previous: int | None = None
+        for item in _ITEM.finditer(m.group("list")):
+            head = _LEADING_INT.match(item.group("item"))
+            if head is None:  # "(h)" in "58(2)(a) to (h)": a point range inside the previous article
+                continue
+            number = int(head.group(0))
+            sep = (item.group("sep") or "").strip()
+            if sep in {"to", "-"} and previous is not None and previous < number <= previous + 99:
+                found.update(range(previous + 1, number + 1))
+            else:
+                found.add(number)
+            previous = number
+    return found if keep is None else found & keep
+
+
+def citation_counts(law: Law) -> Counter[int]:
+    """How many *other* articles of ``law`` refer to each article (the in-degree of the citation graph)."""
+    articles = {int(a.number): a for a in law.articles if a.number and a.number.isdigit()}
+    counts: Counter[int] = Counter()
+    for number, art in articles.items():
+        for ref in article_references(law.text_of(art.key), articles):
+            if ref != number:
+                counts[ref] += 1
+    return counts
