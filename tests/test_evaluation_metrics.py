@@ -38,6 +38,13 @@ def test_multi_label_predicts_top_g_and_caps_rec_at_3() -> None:
     assert m["rec"] == pytest.approx(2 / 6)
 
 
+def test_hit_at_3_counts_queries_with_a_gold_article_in_the_top_3() -> None:
+    rankings = {"a": [6, 1, 2], "b": [1, 2, 3, 32], "c": [9, 32, 1]}
+    gold = {"a": [2, 40], "b": [32], "c": [32, 33, 34, 35]}
+    m = article_metrics(rankings, gold)
+    assert m["hit@3"] == pytest.approx(2 / 3)  # a (2 at rank 3) and c (32 at rank 2); b's 32 is at rank 4
+
+
 def test_missing_queries_count_as_misses() -> None:
     m = article_metrics({}, {"q": [5]})
     assert m["mrr"] == 0.0 and m["rec@3"] == 0.0 and m["n_queries"] == 1

@@ -50,12 +50,12 @@ def test_evaluate_model_and_baselines(tmp_path: Path) -> None:
     assert any(r.startswith("classifier[tiny]") for r in rankers)
     for row in report.rows:
         m = row["metrics"]
-        assert set(m) >= {"rec", "prec", "f_mu", "f_M", "rec@3", "mrr"}
-        assert all(0.0 <= m[k] <= 1.0 for k in ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr"))
+        assert set(m) >= {"rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3"}
+        assert all(0.0 <= m[k] <= 1.0 for k in ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3"))
     assert report.query_sets["controls"] == 3
     assert report.query_sets["gdprhub-test"] == sum(gdprhub_split(r["id"]) == "test" for r in rows)
     table = report.table()
-    assert table and set(table[0]) == {"set", "ranker", "rec", "prec", "f_mu", "f_M", "rec@3", "mrr"}
+    assert table and set(table[0]) == {"set", "ranker", "rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3"}
 
 
 def test_gdprhub_split_is_stable_and_disjoint(tmp_path: Path) -> None:

@@ -48,12 +48,14 @@ def article_metrics(
         gold: query id → gold article numbers (non-empty). Queries missing from ``rankings`` count as misses.
 
     Returns:
-        ``rec``, ``prec``, ``f_mu``, ``f_M``, ``rec@3``, ``mrr``, ``acc@1``, ``n_queries``, ``n_articles``.
+        ``rec``, ``prec``, ``f_mu``, ``f_M``, ``rec@3``, ``mrr``, ``acc@1``, ``hit@3`` (share of queries with at
+        least one gold article in the top 3: "the officer finds a right article in the top 3"), ``n_queries``,
+        ``n_articles``.
     """
     tp: dict[int, int] = {}
     n_gold: dict[int, int] = {}
     n_pred: dict[int, int] = {}
-    rr = r3 = a1 = 0.0
+    rr = r3 = a1 = h3 = 0.0
     n = 0
     for qid, g in gold.items():
         gset = {int(a) for a in g}
@@ -71,6 +73,7 @@ def article_metrics(
         first = next((r for r, a in enumerate(ranking) if a in gset), None)
         rr += 0.0 if first is None else 1.0 / (first + 1)
         a1 += float(first == 0)
+        h3 += float(first is not None and first < 3)
         r3 += len(gset & set(ranking[:3])) / min(len(gset), 3)
     articles = sorted(set(n_gold) | set(n_pred))
     recs, precs, fs = [], [], []
@@ -91,6 +94,7 @@ def article_metrics(
         "rec@3": r3 / n if n else 0.0,
         "mrr": rr / n if n else 0.0,
         "acc@1": a1 / n if n else 0.0,
+        "hit@3": h3 / n if n else 0.0,
         "n_queries": float(n),
         "n_articles": float(len(articles)),
     }

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["EvaluationReport", "build_query_sets", "evaluate"]
 
-METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr")
+METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3")
 
 
 @dataclass
