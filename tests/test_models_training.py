@@ -257,3 +257,21 @@ def test_missing_lexical_file_is_a_model_error(trained: tuple[Path, dict], tmp_p
     (broken / "lexical.json").unlink()
     with pytest.raises(ModelError, match=r"lexical\.json"):
         load(broken, device="cpu", bf16=False)
+
+
+def test_rank_explains_each_suggestion(trained: tuple[Path, dict]) -> None:
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    clf = load(path, device="cpu", bf16=False)
+    text = "Personal data breaches are notified to the supervisory authority."
+    plain = clf.rank([text], top_k=5)[0]
+    explained = clf.rank([text], top_k=5, explain=True)[0]
+    assert [s.article for s in plain] == [s.article for s in explained]
+    assert all(s.components is None and s.terms == () for s in plain)
+    for s in explained:
+        assert s.components is not None and set(s.components) == {"encoder", "lexical", "prior"}
+        assert all(0.0 <= v <= 1.0 for v in s.components.values())
+    by_article = {s.article: s for s in explained}
+    assert "breach" in by_article[33].terms  # stemmed term shared with Art. 33's training text
+    assert clf.lexical is not None and clf.lexical.shared_terms(text, 999) == ()

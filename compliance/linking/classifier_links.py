@@ -83,7 +83,7 @@ def classify_paragraphs(
     with bar(len(todo), desc="classifying paragraphs", unit="para") as progress:
         for start in range(0, len(todo), config.batch_size):
             chunk = todo[start : start + config.batch_size]
-            ranked = classifier.rank([t for _, t in chunk], top_k=config.top_k)
+            ranked = classifier.rank([t for _, t in chunk], top_k=config.top_k, explain=True)
             for (pid, _), scores in zip(chunk, ranked, strict=True):
                 linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
                 abstained = not linked
@@ -110,13 +110,17 @@ def new_links(
             key = f"art:{score.article}"
             if key not in provision_ids:
                 raise ConfigurationError(f"the stored GDPR has no provision {key}")
-            evidence = {
+            evidence: dict[str, Any] = {
                 "model": model_identity,
                 "article": score.article,
                 "title": score.title,
                 "abstain": res.abstained,
                 **(extra_evidence or {}),
             }
+            if score.components is not None:
+                evidence["components"] = score.components
+            if score.terms:
+                evidence["shared_terms"] = list(score.terms)
             links.append(
                 NewLink(
                     res.paragraph_id, provision_ids[key], METHOD, score.score, score.rank, evidence, status

@@ -80,12 +80,19 @@ class ClassifierConfig:
 
 @dataclass(frozen=True)
 class ArticleScore:
-    """One ranked article for one text."""
+    """One ranked article for one text.
+
+    ``components`` and ``terms`` are filled by ``rank(..., explain=True)``: the experts' own probabilities for
+    this article (``encoder``, ``lexical``, ``prior``) and the stemmed terms the text shares with the article's
+    indexed text — what a reviewer reads to see why the article was suggested.
+    """
 
     article: int
     title: str
     score: float
     rank: int
+    components: dict[str, float] | None = None
+    terms: tuple[str, ...] = ()
 
 
 def default_model_path() -> Path:
@@ -251,19 +258,43 @@ class ArticleClassifier:
             changed = True
         return softmax(z) if changed else probs
 
-    def rank(self, texts: Sequence[str], top_k: int = 10) -> list[list[ArticleScore]]:
-        """The ``top_k`` articles of every text, best first, with calibrated scores."""
-        probs = self.predict_proba(texts)
+    def rank(
+        self, texts: Sequence[str], top_k: int = 10, *, explain: bool = False
+    ) -> list[list[ArticleScore]]:
+        """The ``top_k`` articles of every text, best first, with calibrated scores (``explain``: with each
+        expert's probability and the shared terms)."""
+        logits = self.logits(texts)
+        lexical = self.lexical_log_probs(texts)
+        probs = self.calibrate(logits, lexical_log_probs=lexical)
         k = max(1, min(top_k, len(self.labels)))
+        encoder = softmax(logits, self.config.temperature) if explain else None
+        prior = None
+        if explain and self.uses_prior:
+            assert self.config.label_prior is not None
+            p = np.asarray(self.config.label_prior, dtype=np.float64)
+            prior = p / p.sum()
         result: list[list[ArticleScore]] = []
-        for row in probs:
+        for i, row in enumerate(probs):
             top = np.argsort(-row, kind="stable")[:k]
-            result.append(
-                [
-                    ArticleScore(self.labels[j], self.titles.get(self.labels[j], ""), float(row[j]), r + 1)
-                    for r, j in enumerate(top)
-                ]
-            )
+            scores: list[ArticleScore] = []
+            for r, j in enumerate(top):
+                article = self.labels[j]
+                components: dict[str, float] | None = None
+                terms: tuple[str, ...] = ()
+                if encoder is not None:
+                    components = {"encoder": round(float(encoder[i, j]), 6)}
+                    if lexical is not None:
+                        components["lexical"] = round(float(np.exp(lexical[i, j])), 6)
+                    if prior is not None:
+                        components["prior"] = round(float(prior[j]), 6)
+                    if self.lexical is not None and article in self.lexical.documents:
+                        terms = self.lexical.shared_terms(texts[i], article)
+                scores.append(
+                    ArticleScore(
+                        article, self.titles.get(article, ""), float(row[j]), r + 1, components, terms
+                    )
+                )
+            result.append(scores)
         return result
 
     def status_of(self, score: float) -> str:

@@ -51,18 +51,37 @@ class LexicalArticleScorer:
         )
         self._retriever = bm25s.BM25(k1=k1, b=b)
         self._retriever.index(corpus, show_progress=False)
+        self._doc_terms: dict[int, set[str]] = {}
+        self._df: dict[str, int] = {}
+
+    def _terms(self, text: str) -> list[str]:
+        import bm25s
+
+        tokens = bm25s.tokenize(
+            [text], stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
+        )
+        return list(tokens[0]) if tokens else []
+
+    def shared_terms(self, text: str, article: int, limit: int = 8) -> tuple[str, ...]:
+        """The stemmed terms ``text`` shares with ``article``'s indexed text, rarest across the articles first."""
+        if article not in self.documents:
+            return ()
+        if article not in self._doc_terms:
+            self._doc_terms[article] = set(self._terms(self.documents[article]))
+        if not self._df:
+            for a in self.labels:
+                for t in set(self._terms(self.documents[a])):
+                    self._df[t] = self._df.get(t, 0) + 1
+        shared = set(self._terms(text)) & self._doc_terms[article]
+        return tuple(sorted(shared, key=lambda t: (self._df.get(t, 0), t))[:limit])
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """Raw BM25 scores, shape (len(texts), len(labels)); a text with no indexed term scores 0 everywhere."""
-        import bm25s
-
         out = np.zeros((len(texts), len(self.labels)))
         for i, text in enumerate(texts):
-            tokens = bm25s.tokenize(
-                [text], stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
-            )
-            if tokens and tokens[0]:
-                out[i] = self._retriever.get_scores(tokens[0])
+            tokens = self._terms(text)
+            if tokens:
+                out[i] = self._retriever.get_scores(tokens)
         return out
 
     def log_probs(self, texts: Sequence[str]) -> np.ndarray:
