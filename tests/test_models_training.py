@@ -275,3 +275,29 @@ def test_rank_explains_each_suggestion(trained: tuple[Path, dict]) -> None:
     by_article = {s.article: s for s in explained}
     assert "breach" in by_article[33].terms  # stemmed term shared with Art. 33's training text
     assert clf.lexical is not None and clf.lexical.shared_terms(text, 999) == ()
+
+
+def test_extra_supervision_replaces_the_law_prior(tiny_base: Path, tmp_path: Path) -> None:
+    extra = tmp_path / "extra.jsonl"
+    rows = [
+        {"id": f"e{i}", "text": f"The hospital lost a laptop with patient files, case {i}.", "articles": [33]}
+        for i in range(6)
+    ] + [{"id": "e6", "text": "A customer asked for a copy of her data.", "articles": [15]}]
+    extra.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    result = train(
+        tiny_recipe(tiny_base, epochs=1),
+        mini_gdpr(),
+        RECITAL_MAP,
+        extra_path=extra,
+        device="cpu",
+        bf16=False,
+        prior_weight=1.0,
+    )
+    clf = result.classifier
+    assert clf.meta["law_prior"] is None and clf.meta["law_prior_skipped"] == "extra supervision"
+    # the stored prior is the extra data's add-one smoothed article frequencies, nothing else
+    counts = np.array([0, 1, 0, 0, 6], dtype=float) + 1.0
+    np.testing.assert_allclose(clf.config.label_prior, counts / counts.sum())
+    # the lexical expert indexes law text only, never the extra examples
+    assert clf.lexical is not None
+    assert all("hospital" not in doc for doc in clf.lexical.documents.values())
