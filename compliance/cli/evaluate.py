@@ -100,5 +100,5 @@ def evaluate_command(
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        echo_table(report.table(), ["set", "ranker", "rec", "prec", "f_mu", "f_M", "rec@3", "mrr"])
+        echo_table(report.table(), ["set", "ranker", "rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3"])
         click.echo(f"queries: {report.query_sets}; {report.seconds} s")

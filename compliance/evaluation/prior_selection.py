@@ -46,7 +46,7 @@ __all__ = [
     "select_law_prior",
 ]
 
-#: exponents tried for (addressee, citations, recitals): a coarse grid, so 367 development cases cannot be
+#: exponents tried for (addressee, citations, recitals): a coarse grid, so 732 development cases cannot be
 #: over-fitted by fine-tuning three real numbers.
 DEFAULT_GRID: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]] = (
     (0, 1, 2),

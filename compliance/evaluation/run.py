@@ -172,7 +172,7 @@ def evaluate(
             variants.append(("no prior", False, True))
         if classifier.uses_lexical:
             variants.append(("no lexical", True, False))
-        if variants:
+        if len(variants) == 2:  # with a single part, its "no …" row already is the encoder alone
             variants.append(("encoder only", False, False))
         for label, use_prior, use_lexical in variants:
             rankers.append(

@@ -77,11 +77,17 @@ class LexicalArticleScorer:
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """Raw BM25 scores, shape (len(texts), len(labels)); a text with no indexed term scores 0 everywhere."""
+        import bm25s
+
         out = np.zeros((len(texts), len(self.labels)))
-        for i, text in enumerate(texts):
-            tokens = self._terms(text)
+        if not texts:
+            return out
+        tokenized = bm25s.tokenize(
+            list(texts), stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
+        )
+        for i, tokens in enumerate(tokenized):
             if tokens:
-                out[i] = self._retriever.get_scores(tokens)
+                out[i] = self._retriever.get_scores(list(tokens))
         return out
 
     def log_probs(self, texts: Sequence[str]) -> np.ndarray:
