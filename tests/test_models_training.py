@@ -185,7 +185,8 @@ def test_model_carries_the_law_prior(trained: tuple[Path, dict]) -> None:
     assert cfg["inference"]["prior_weight"] == 1.0
     clf = load(path, device="cpu", bf16=False)
     text = ["Personal data shall be erased without undue delay."]
-    with_prior, without = clf.predict_proba(text), clf.predict_proba(text, prior=False)
+    with_prior = clf.predict_proba(text, umbrella=False)
+    without = clf.predict_proba(text, prior=False, umbrella=False)
     np.testing.assert_allclose(with_prior.sum(), 1.0, rtol=1e-6)
     # Bayes: the ratio of the two is proportional to the prior
     ratio = with_prior[0] / without[0]
@@ -237,7 +238,10 @@ def test_model_carries_its_lexical_expert(trained: tuple[Path, dict]) -> None:
     clf = load(path, device="cpu", bf16=False)
     assert clf.uses_lexical and clf.lexical is not None
     text = ["Backups are encrypted and the encryption keys are rotated."]
-    full, bare = clf.predict_proba(text), clf.predict_proba(text, lexical=False)
+    full, bare = (
+        clf.predict_proba(text, umbrella=False),
+        clf.predict_proba(text, lexical=False, umbrella=False),
+    )
     lex = np.exp(clf.lexical.log_probs(text)[0])
     np.testing.assert_allclose(lex.sum(), 1.0, rtol=1e-6)
     # log-linear ensemble: full ∝ bare · lexical^weight
@@ -270,7 +274,7 @@ def test_rank_explains_each_suggestion(trained: tuple[Path, dict]) -> None:
     assert [s.article for s in plain] == [s.article for s in explained]
     assert all(s.components is None and s.terms == () for s in plain)
     for s in explained:
-        assert s.components is not None and set(s.components) == {"encoder", "lexical", "prior"}
+        assert s.components is not None and {"encoder", "lexical", "prior"} <= set(s.components)
         assert all(0.0 <= v <= 1.0 for v in s.components.values())
     by_article = {s.article: s for s in explained}
     assert "breach" in by_article[33].terms  # stemmed term shared with Art. 33's training text
@@ -301,3 +305,22 @@ def test_extra_supervision_replaces_the_law_prior(tiny_base: Path, tmp_path: Pat
     # the lexical expert indexes law text only, never the extra examples
     assert clf.lexical is not None
     assert all("hospital" not in doc for doc in clf.lexical.documents.values())
+
+
+def test_model_carries_principle_umbrellas(trained: tuple[Path, dict]) -> None:
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    cfg = json.loads((path / "config.json").read_text())
+    # the mini law's Art. 5 is titled "Principles relating to processing of personal data"
+    umbrellas = {a: m for a, m in cfg["inference"]["umbrellas"]}
+    assert set(umbrellas) == {5} and umbrellas[5] and 5 not in umbrellas[5]
+    clf = load(path, device="cpu", bf16=False)
+    assert clf.uses_umbrellas and clf.config.umbrellas == ((5, tuple(umbrellas[5])),)
+    text = ["Laptops are encrypted and access to patient files is logged."]
+    with_u, without = clf.predict_proba(text), clf.predict_proba(text, umbrella=False)
+    five = clf.labels.index(5)
+    assert with_u[0, five] > without[0, five]
+    np.testing.assert_allclose(with_u.sum(), 1.0)
+    explained = {s.article: s for s in clf.rank(text, top_k=5, explain=True)[0]}
+    assert explained[5].components is not None and 0 < explained[5].components["umbrella"] < 1

@@ -94,6 +94,11 @@ def load_or_train(
     help="Score without the article-applicability prior read from the law (uniform prior).",
 )
 @click.option(
+    "--no-umbrellas",
+    is_flag=True,
+    help="Score without the principle umbrellas (Art. 5 receiving the mass of the articles implementing it).",
+)
+@click.option(
     "--lexical-weight",
     type=click.FloatRange(0.0, 10.0),
     default=None,
@@ -117,6 +122,7 @@ def train_command(
     gdprhub_train: bool,
     prior_weight: float,
     no_law_prior: bool,
+    no_umbrellas: bool,
     lexical_weight: float | None,
     epochs: int | None,
     min_k: int | None,
@@ -143,6 +149,8 @@ def train_command(
     )
     if no_law_prior:
         chosen = replace(chosen, law_prior=None)
+    if no_umbrellas:
+        chosen = replace(chosen, umbrella=None)
     target = out_dir or default_model_path()
     law, recital_map = gdpr_training_inputs()
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,7 +7,8 @@ Both are computed from the law alone; only these weights are hyper-parameters. T
 (seed 000's F^μ), over coarse grids, one after the other:
 
 1. ``log p_encoder(a | x) + log prior(a)`` for every prior grid point;
-2. ``log p_encoder(a | x) + log prior*(a) + β · log p_bm25(a | x)`` for every β, with the best prior of step 1::
+2. ``log p_encoder(a | x) + log prior*(a) + β · log p_bm25(a | x)`` for every β, with the best prior of step 1;
+3. the principle umbrellas (:mod:`compliance.models.umbrella`) on top, for every ``top_k`` and weight::
 
     python -m compliance.evaluation.prior_selection --model DIR [--json]
 
@@ -39,10 +40,12 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DEFAULT_GRID",
     "LEXICAL_GRID",
+    "UMBRELLA_GRID",
     "PriorCandidate",
     "Selection",
     "score_law_priors",
     "score_lexical_weights",
+    "score_umbrellas",
     "select_law_prior",
 ]
 
@@ -56,6 +59,8 @@ DEFAULT_GRID: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]] = (
 
 #: lexical-expert weights tried in step 2.
 LEXICAL_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+#: (members per paragraph or point, weight) tried in step 3.
+UMBRELLA_GRID: tuple[tuple[int, ...], tuple[float, ...]] = ((1, 2, 3), (0.0, 0.25, 0.5, 0.75, 1.0))
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class PriorCandidate:
     f_mu: float
     rec_at_3: float
     lexical_weight: float = 0.0
+    umbrella_top_k: int = 0
+    umbrella_weight: float = 0.0
 
     @property
     def objective(self) -> float:
@@ -76,6 +83,8 @@ class PriorCandidate:
         return {
             **self.config.to_dict(),
             "lexical_weight": self.lexical_weight,
+            "umbrella_top_k": self.umbrella_top_k,
+            "umbrella_weight": self.umbrella_weight,
             "mrr": round(self.mrr, 4),
             "f_mu": round(self.f_mu, 4),
             "rec@3": round(self.rec_at_3, 4),
@@ -126,16 +135,57 @@ def score_lexical_weights(
     return out
 
 
+def score_umbrellas(
+    log_scores: np.ndarray,
+    ids: Sequence[str],
+    gold: Mapping[str, Sequence[int]],
+    start: PriorCandidate,
+    umbrellas_by_k: Mapping[int, Mapping[int, Sequence[int]]],
+    labels: Sequence[int],
+    weights: Sequence[float] = UMBRELLA_GRID[1],
+) -> list[PriorCandidate]:
+    """Step 3: every (members per part, weight) on top of the chosen ensemble ``log_scores``, best first (ties:
+    smaller weight, then fewer members)."""
+    from compliance.models.umbrella import apply_umbrellas
+
+    z = log_scores - log_scores.max(axis=1, keepdims=True)
+    probs = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    out: list[PriorCandidate] = []
+    for n, (k, umbrellas) in enumerate(umbrellas_by_k.items()):
+        for w in weights:
+            if not w and n:  # weight 0 is the same ensemble for every k: scored once
+                continue
+            scored = apply_umbrellas(probs, labels, umbrellas, w)[0] if w else probs
+            m = article_metrics(dict(zip(ids, ranking_from_scores(scored, labels), strict=True)), gold)
+            out.append(
+                PriorCandidate(
+                    start.config,
+                    m["mrr"],
+                    m["f_mu"],
+                    m["rec@3"],
+                    start.lexical_weight,
+                    k if w else 0,
+                    float(w),
+                )
+            )
+    out.sort(key=lambda p: (-round(p.objective, 6), p.umbrella_weight, p.umbrella_top_k))
+    return out
+
+
 @dataclass(frozen=True)
 class Selection:
-    """Both steps' candidates, best first; ``best`` is the chosen ensemble."""
+    """The three steps' candidates, best first; ``best`` is the chosen ensemble."""
 
     priors: list[PriorCandidate]
     lexical: list[PriorCandidate]
+    umbrellas: list[PriorCandidate]
 
     @property
     def best(self) -> PriorCandidate:
-        return self.lexical[0] if self.lexical else self.priors[0]
+        for step in (self.umbrellas, self.lexical, self.priors):
+            if step:
+                return step[0]
+        raise ValueError("empty selection")
 
 
 def select_law_prior(
@@ -145,28 +195,35 @@ def select_law_prior(
     gdprhub_rows: Sequence[dict[str, Any]],
     grid: tuple[Sequence[float], Sequence[float], Sequence[float]] = DEFAULT_GRID,
     lexical_grid: Sequence[float] = LEXICAL_GRID,
+    umbrella_grid: tuple[Sequence[int], Sequence[float]] = UMBRELLA_GRID,
 ) -> Selection:
-    """Run both selection steps on the GDPRhub training half with ``classifier``'s encoder."""
-    from compliance.models.lexical import LexicalArticleScorer
+    """Run the three selection steps on the GDPRhub training half with ``classifier``'s encoder."""
+    from compliance.models.training import lexical_expert
+    from compliance.models.umbrella import UmbrellaConfig, principle_umbrellas
 
     data = build_training_data(law, recital_map, DataConfig(**classifier.meta["recipe"]["data"]))
     rmap = training_recital_map(recital_map, data)
     qs = gdprhub_query_set(gdprhub_rows, "train")
     ids = list(qs.gold)
     texts = [qs.queries[i] for i in ids]
-    log_probs = np.log(np.clip(classifier.predict_proba(texts, prior=False, lexical=False), 1e-12, None))
+    log_probs = np.log(
+        np.clip(classifier.predict_proba(texts, prior=False, lexical=False, umbrella=False), 1e-12, None)
+    )
     labels = classifier.labels
     priors = score_law_priors(log_probs, ids, qs.gold, law, rmap, labels, grid)
-    lexical = classifier.lexical or LexicalArticleScorer(
-        {a.number: "\n".join((a.title, *data.train_units.get(a.number, ()))) for a in data.articles}
-    )
+    lexical = classifier.lexical or lexical_expert(data)
     lex = lexical.log_probs(texts)
     col = [lexical.labels.index(a) for a in labels]
     log_prior = np.log(build_law_prior(law, rmap, labels, priors[0].config).as_array())
     steps = score_lexical_weights(
         log_probs, lex[:, col], ids, qs.gold, priors[0], log_prior, labels, lexical_grid
     )
-    return Selection(priors, steps)
+    chosen = steps[0]
+    ensemble = log_probs + log_prior + chosen.lexical_weight * lex[:, col]
+    by_k = {k: principle_umbrellas(law, lexical, labels, UmbrellaConfig(top_k=k)) for k in umbrella_grid[0]}
+    return Selection(
+        priors, steps, score_umbrellas(ensemble, ids, qs.gold, chosen, by_k, labels, umbrella_grid[1])
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:  # pragma: no cover - thin command-line wrapper
@@ -192,6 +249,7 @@ def main(argv: Sequence[str] | None = None) -> None:  # pragma: no cover - thin 
                     {
                         "priors": [c.to_dict() for c in found.priors],
                         "lexical": [c.to_dict() for c in found.lexical],
+                        "umbrellas": [c.to_dict() for c in found.umbrellas],
                         "best": found.best.to_dict(),
                     },
                     indent=2,
@@ -199,16 +257,20 @@ def main(argv: Sequence[str] | None = None) -> None:  # pragma: no cover - thin 
             )
             return
         click.echo(
-            "addressee citations recitals lexical |   MRR   F^μ  Rec@3  objective  (GDPRhub training half)"
+            "addressee citations recitals lexical umbrella(k, w) |   MRR   F^μ  Rec@3  objective"
+            "  (GDPRhub training half)"
         )
-        for c in [*found.priors, *found.lexical]:
+        for c in [*found.priors, *found.lexical, *found.umbrellas]:
             d = c.to_dict()
             click.echo(
-                f"{d['addressee']:9g} {d['citations']:9g} {d['recitals']:8g} {d['lexical_weight']:7g} |"
+                f"{d['addressee']:9g} {d['citations']:9g} {d['recitals']:8g} {d['lexical_weight']:7g}"
+                f" {d['umbrella_top_k']:6d} {d['umbrella_weight']:5g} |"
                 f" {d['mrr']:.3f} {d['f_mu']:.3f} {d['rec@3']:.3f}  {d['objective']:.3f}"
             )
             if c is found.priors[-1]:
                 click.echo("-- step 2: lexical weight with the best prior --")
+            if c is found.lexical[-1]:
+                click.echo("-- step 3: principle umbrellas on the best ensemble --")
 
     cli.main(args=list(argv) if argv is not None else None, standalone_mode=True)
 

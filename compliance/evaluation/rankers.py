@@ -138,8 +138,8 @@ class ZeroShotRanker:
 
 
 class ClassifierRanker:
-    """The trained classifier's calibrated probabilities; ``prior=False`` / ``lexical=False`` leave out its label
-    prior / lexical expert (ablations).
+    """The trained classifier's calibrated probabilities; ``prior=False`` / ``lexical=False`` /
+    ``umbrella=False`` leave out its label prior / lexical expert / principle umbrellas (ablations).
 
     Logits and lexical scores are cached per text; pass another ranker's ``cache`` to score the same model several
     ways for the price of one forward pass.
@@ -152,12 +152,14 @@ class ClassifierRanker:
         *,
         prior: bool = True,
         lexical: bool = True,
+        umbrella: bool = True,
         cache: dict[str, tuple[np.ndarray, np.ndarray | None]] | None = None,
     ) -> None:
         self.classifier = classifier
         self.name = name
         self.prior = prior
         self.lexical = lexical
+        self.umbrella = umbrella
         self.cache: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache if cache is not None else {}
 
     @property

@@ -167,21 +167,19 @@ def evaluate(
         clf_ranker = ClassifierRanker(classifier, f"classifier[{recipe_name}]")
         rankers.append(clf_ranker)
         # ablations of the scoring ensemble (they share the forward passes)
-        variants = []
-        if classifier.uses_prior:
-            variants.append(("no prior", False, True))
-        if classifier.uses_lexical:
-            variants.append(("no lexical", True, False))
-        if len(variants) == 2:  # with a single part, its "no …" row already is the encoder alone
-            variants.append(("encoder only", False, False))
-        for label, use_prior, use_lexical in variants:
+        parts = {
+            "prior": classifier.uses_prior,
+            "lexical": classifier.uses_lexical,
+            "umbrella": classifier.uses_umbrellas,
+        }
+        used = [p for p, on in parts.items() if on]
+        variants = [(f"no {p}", {q: q != p for q in parts}) for p in used]
+        if len(used) >= 2:  # with a single part, its "no …" row already is the encoder alone
+            variants.append(("encoder only", dict.fromkeys(parts, False)))
+        for label, flags in variants:
             rankers.append(
                 ClassifierRanker(
-                    classifier,
-                    f"classifier[{recipe_name}] {label}",
-                    prior=use_prior,
-                    lexical=use_lexical,
-                    cache=clf_ranker.cache,
+                    classifier, f"classifier[{recipe_name}] {label}", cache=clf_ranker.cache, **flags
                 )
             )
         report.model = {
@@ -191,10 +189,17 @@ def evaluate(
             "temperature": classifier.config.temperature,
             "law_prior": classifier.meta.get("recipe", {}).get("law_prior"),
             "lexical_weight": classifier.config.lexical_weight,
+            "umbrellas": classifier.config.umbrellas,
+            "umbrella_weight": classifier.config.umbrella_weight,
         }
         if hub_rows:
             bare = ClassifierRanker(
-                classifier, f"classifier[{recipe_name}]", prior=False, lexical=False, cache=clf_ranker.cache
+                classifier,
+                f"classifier[{recipe_name}]",
+                prior=False,
+                lexical=False,
+                umbrella=False,
+                cache=clf_ranker.cache,
             )
             for w in fusion_weights:
                 rankers.append(

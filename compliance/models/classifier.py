@@ -27,6 +27,7 @@ import numpy as np
 from compliance.errors import ModelError, ModelNotFoundError
 from compliance.models.calibration import softmax
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
+from compliance.models.umbrella import apply_umbrellas
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -65,6 +66,8 @@ class ClassifierConfig:
         prior_weight: weight of the label prior (0 = none).
         lexical_weight: weight of the lexical expert's log-probabilities (BM25 over the articles' training text,
             :mod:`compliance.models.lexical`) in the log-linear ensemble (0 = encoder only).
+        umbrellas: principle umbrellas ``((article, (member, …)), …)`` (:mod:`compliance.models.umbrella`).
+        umbrella_weight: share of the members' probability mass each umbrella receives (0 = none).
     """
 
     max_length: int = 128
@@ -76,6 +79,8 @@ class ClassifierConfig:
     label_prior: tuple[float, ...] | None = None
     prior_weight: float = 0.0
     lexical_weight: float = 0.0
+    umbrellas: tuple[tuple[int, tuple[int, ...]], ...] | None = None
+    umbrella_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,9 @@ class ArticleScore:
     """One ranked article for one text.
 
     ``components`` and ``terms`` are filled by ``rank(..., explain=True)``: the experts' own probabilities for
-    this article (``encoder``, ``lexical``, ``prior``) and the stemmed terms the text shares with the article's
-    indexed text — what a reviewer reads to see why the article was suggested.
+    this article (``encoder``, ``lexical``, ``prior``; for a principle umbrella also ``umbrella``, the share of its
+    score that came from its member articles) and the stemmed terms the text shares with the article's indexed
+    text — what a reviewer reads to see why the article was suggested.
     """
 
     article: int
@@ -217,6 +223,10 @@ class ArticleClassifier:
     def uses_prior(self) -> bool:
         return self.config.label_prior is not None and self.config.prior_weight > 0
 
+    @property
+    def uses_umbrellas(self) -> bool:
+        return bool(self.config.umbrellas) and self.config.umbrella_weight > 0
+
     def lexical_log_probs(self, texts: Sequence[str]) -> np.ndarray | None:
         """The lexical expert's log-probabilities in :attr:`labels` order (None when the model has none)."""
         if not self.uses_lexical:
@@ -231,20 +241,40 @@ class ArticleClassifier:
             )
         return lp
 
-    def predict_proba(self, texts: Sequence[str], *, prior: bool = True, lexical: bool = True) -> np.ndarray:
+    def predict_proba(
+        self, texts: Sequence[str], *, prior: bool = True, lexical: bool = True, umbrella: bool = True
+    ) -> np.ndarray:
         """Calibrated article probabilities, shape (len(texts), n_labels), columns in :attr:`labels` order.
 
-        ``prior=False`` leaves out the label prior and ``lexical=False`` the lexical expert (for ablations).
+        ``prior=False`` leaves out the label prior, ``lexical=False`` the lexical expert and ``umbrella=False``
+        the principle umbrellas (for ablations).
         """
         lex = self.lexical_log_probs(texts) if lexical else None
-        return self.calibrate(self.logits(texts), prior=prior, lexical_log_probs=lex)
+        return self.calibrate(self.logits(texts), prior=prior, lexical_log_probs=lex, umbrella=umbrella)
 
     def calibrate(
-        self, logits: np.ndarray, *, prior: bool = True, lexical_log_probs: np.ndarray | None = None
+        self,
+        logits: np.ndarray,
+        *,
+        prior: bool = True,
+        lexical_log_probs: np.ndarray | None = None,
+        umbrella: bool = True,
     ) -> np.ndarray:
         """Scores from raw logits: the temperature-scaled encoder distribution, times the label prior (if the
         model has one and ``prior``), times the lexical expert's distribution to the power ``lexical_weight``
-        (if given), renormalised."""
+        (if given), renormalised; then the principle umbrellas (if the model has them and ``umbrella``)."""
+        probs = self._ensemble(logits, prior=prior, lexical_log_probs=lexical_log_probs)
+        if umbrella and self.uses_umbrellas:
+            assert self.config.umbrellas is not None
+            probs, _ = apply_umbrellas(
+                probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
+            )
+        return probs
+
+    def _ensemble(
+        self, logits: np.ndarray, *, prior: bool = True, lexical_log_probs: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The log-linear part of the ensemble: encoder × prior × lexical expert, renormalised."""
         probs = softmax(logits, self.config.temperature)
         z = np.log(np.clip(probs, 1e-12, None))
         changed = False
@@ -265,7 +295,15 @@ class ArticleClassifier:
         expert's probability and the shared terms)."""
         logits = self.logits(texts)
         lexical = self.lexical_log_probs(texts)
-        probs = self.calibrate(logits, lexical_log_probs=lexical)
+        probs = self._ensemble(logits, lexical_log_probs=lexical)
+        from_members = np.zeros_like(probs)
+        if self.uses_umbrellas:
+            assert self.config.umbrellas is not None
+            before = probs
+            probs, added = apply_umbrellas(
+                probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
+            )
+            from_members = np.divide(added, before + added, out=np.zeros_like(added), where=added > 0)
         k = max(1, min(top_k, len(self.labels)))
         encoder = softmax(logits, self.config.temperature) if explain else None
         prior = None
@@ -287,6 +325,8 @@ class ArticleClassifier:
                         components["lexical"] = round(float(np.exp(lexical[i, j])), 6)
                     if prior is not None:
                         components["prior"] = round(float(prior[j]), 6)
+                    if from_members[i, j] > 0:
+                        components["umbrella"] = round(float(from_members[i, j]), 6)
                     if self.lexical is not None and article in self.lexical.documents:
                         terms = self.lexical.shared_terms(texts[i], article)
                 scores.append(
@@ -350,6 +390,11 @@ class ArticleClassifier:
                 **asdict(self.config),
                 "review_band": list(self.config.review_band),
                 "label_prior": list(self.config.label_prior) if self.config.label_prior is not None else None,
+                "umbrellas": (
+                    [[a, list(m)] for a, m in self.config.umbrellas]
+                    if self.config.umbrellas is not None
+                    else None
+                ),
             },
         }
         (path / "config.json").write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
@@ -398,6 +443,8 @@ def load(
         if int(cfg.get("format_version", 1)) < 2:  # version 1 stored raw article counts
             prior = (prior + 1.0) / (prior + 1.0).sum()
         inf["label_prior"] = tuple(float(x) for x in prior)
+    if inf.get("umbrellas") is not None:
+        inf["umbrellas"] = tuple((int(a), tuple(int(m) for m in members)) for a, members in inf["umbrellas"])
     config = ClassifierConfig(**inf)
     encoder = load_encoder(model_dir / cfg.get("encoder_subdir", ENCODER_SUBDIR), device=device, bf16=bf16)
     head = CosineHead.create(len(labels), encoder.hidden_size)

@@ -24,6 +24,7 @@ from compliance.models.data import DataConfig, Example, TrainingData, build_trai
 from compliance.models.law_prior import LawPriorConfig, build_law_prior
 from compliance.models.lexical import LexicalArticleScorer
 from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt, summarise
+from compliance.models.umbrella import UmbrellaConfig, principle_umbrellas
 from compliance.progress import bar
 from compliance.rules.model import Law
 
@@ -37,6 +38,7 @@ __all__ = [
     "Recipe",
     "TrainResult",
     "get_recipe",
+    "lexical_expert",
     "train",
     "training_recital_map",
 ]
@@ -69,6 +71,7 @@ class Recipe:
             (:mod:`compliance.models.law_prior`), applied at scoring time; None = no prior (uniform).
         lexical_weight: weight of the lexical expert (BM25 over each article's title and training sentences,
             :mod:`compliance.models.lexical`) in the scoring ensemble; 0 = encoder only.
+        umbrella: principle umbrellas found in the law (:mod:`compliance.models.umbrella`); None = none.
     """
 
     name: str = "r"
@@ -89,11 +92,13 @@ class Recipe:
     seed: int = 42
     law_prior: LawPriorConfig | None = field(default_factory=LawPriorConfig)
     lexical_weight: float = 1.0
+    umbrella: UmbrellaConfig | None = field(default_factory=UmbrellaConfig)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["tapt"] = [asdict(t) for t in self.tapt]
         d["law_prior"] = self.law_prior.to_dict() if self.law_prior is not None else None
+        d["umbrella"] = self.umbrella.to_dict() if self.umbrella is not None else None
         return d
 
 
@@ -129,6 +134,13 @@ def get_recipe(name: str, **overrides: Any) -> Recipe:
     if data_keys:
         recipe = replace(recipe, data=replace(recipe.data, **{k: clean.pop(k) for k in data_keys}))
     return replace(recipe, **clean) if clean else recipe
+
+
+def lexical_expert(data: TrainingData) -> LexicalArticleScorer:
+    """BM25 over what the model was trained on (title + training sentences), never held-out sentences."""
+    return LexicalArticleScorer(
+        {a.number: "\n".join((a.title, *data.train_units.get(a.number, ()))) for a in data.articles}
+    )
 
 
 def training_recital_map(
@@ -538,10 +550,16 @@ def train(
         )
     if recipe.lexical_weight > 0:
         # indexed: what the model was trained on (title + training sentences), never held-out sentences
-        clf.lexical = LexicalArticleScorer(
-            {a.number: "\n".join((a.title, *data.train_units.get(a.number, ()))) for a in data.articles}
-        )
+        clf.lexical = lexical_expert(data)
         clf.config = replace(clf.config, lexical_weight=recipe.lexical_weight)
+    umbrellas: dict[int, tuple[int, ...]] = {}
+    if recipe.umbrella is not None and recipe.umbrella.weight > 0 and not extra:
+        # like the law prior, left out with extra supervision (realistic labels teach co-citation themselves)
+        umbrellas = principle_umbrellas(law, clf.lexical or lexical_expert(data), labels, recipe.umbrella)
+        if umbrellas:
+            clf.config = replace(
+                clf.config, umbrellas=tuple(sorted(umbrellas.items())), umbrella_weight=recipe.umbrella.weight
+            )
     cal_lexical = clf.lexical_log_probs([e.text for e in data.calibration])
     band = _band(clf.calibrate(cal_logits, lexical_log_probs=cal_lexical), cal_gold)
     clf.config = replace(clf.config, review_band=band)
@@ -589,6 +607,7 @@ def train(
         "provenance": data.provenance,
         "law_prior": law_prior_summary,
         "law_prior_skipped": "extra supervision" if recipe.law_prior is not None and extra else None,
+        "umbrellas": {str(a): list(m) for a, m in umbrellas.items()} or None,
         "extra_prior_weight": prior_weight if extra else 0.0,
         "package_version": compliance.__version__,
         "torch_version": torch.__version__,

@@ -1,0 +1,95 @@
+"""Principle umbrellas: an article that states principles applies wherever the articles implementing them apply.
+
+Art. 5 GDPR lists the principles — lawfulness, fairness and transparency; purpose limitation; data minimisation;
+accuracy; storage limitation; integrity and confidentiality; accountability — and the rest of the regulation
+gives them effect (Art. 6 lawfulness, Arts. 12–14 transparency, Art. 25 minimisation by design, Art. 16 and 17
+accuracy and erasure, Art. 32 security, Art. 24 accountability …). A control that implements Art. 32 also
+implements Art. 5(1)(f), and decisions that apply Art. 32 usually cite Art. 5 beside it. The classifier, trained
+on each article's own sentences, never learns that link: it ranks Art. 5 first for no realistic text.
+
+The umbrellas are found in the law text, not written by hand: an *umbrella* is an article whose title speaks of
+principles; its *members* are, for each of its paragraphs and points, the ``top_k`` other articles that the
+lexical expert (BM25 over every article's title and training sentences) matches best. At scoring time an umbrella
+receives ``weight ×`` the probability mass of its members, and the scores are renormalised.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from compliance.models.lexical import LexicalArticleScorer
+from compliance.rules.model import Law
+
+__all__ = ["UmbrellaConfig", "apply_umbrellas", "principle_umbrellas"]
+
+
+@dataclass(frozen=True)
+class UmbrellaConfig:
+    """How umbrellas are found and weighted.
+
+    Attributes:
+        top_k: members taken per paragraph or point of the umbrella article.
+        weight: share of the members' probability mass given to the umbrella.
+        title_pattern: regular expression (case-insensitive) that marks an umbrella article by its title.
+    """
+
+    top_k: int = 3
+    weight: float = 0.75
+    title_pattern: str = r"\bprinciples?\b"
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def principle_umbrellas(
+    law: Law, lexical: LexicalArticleScorer, labels: Sequence[int], config: UmbrellaConfig | None = None
+) -> dict[int, tuple[int, ...]]:
+    """Umbrella article → its member articles (sorted), for the umbrellas among ``labels``."""
+    cfg = config or UmbrellaConfig()
+    pattern = re.compile(cfg.title_pattern, re.IGNORECASE)
+    known = set(labels)
+    out: dict[int, tuple[int, ...]] = {}
+    for art in law.articles:
+        if not (art.number and art.number.isdigit()) or int(art.number) not in known:
+            continue
+        if not pattern.search(art.title or ""):
+            continue
+        number = int(art.number)
+        parts = [
+            p.text for p in law.descendants(art.key) if p.kind in {"paragraph", "point"} and p.text.strip()
+        ]
+        if not parts:
+            parts = [law.text_of(art.key)]
+        members: set[int] = set()
+        scores = lexical.scores(parts)
+        for row in scores:
+            ranked = [lexical.labels[j] for j in np.argsort(-row, kind="stable") if row[j] > 0]
+            members.update([a for a in ranked if a != number and a in known][: cfg.top_k])
+        if members:
+            out[number] = tuple(sorted(members))
+    return out
+
+
+def apply_umbrellas(
+    probs: np.ndarray, labels: Sequence[int], umbrellas: Mapping[int, Sequence[int]], weight: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Give every umbrella ``weight ×`` its members' mass and renormalise.
+
+    Returns:
+        The new probabilities and the mass each article received from its members (before renormalisation;
+        zero outside the umbrellas), both shaped like ``probs``.
+    """
+    col = {a: j for j, a in enumerate(labels)}
+    added = np.zeros_like(probs)
+    for umbrella, members in umbrellas.items():
+        if umbrella not in col:
+            continue
+        idx = [col[m] for m in members if m in col]
+        if idx:
+            added[:, col[umbrella]] = weight * probs[:, idx].sum(axis=1)
+    out = probs + added
+    return out / out.sum(axis=1, keepdims=True), added
