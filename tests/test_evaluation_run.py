@@ -70,3 +70,28 @@ def test_gdprhub_split_is_stable_and_disjoint(tmp_path: Path) -> None:
     written = [json.loads(line)["id"] for line in out.read_text().splitlines()]
     assert n == len(written) == parts.count("train")
     assert all(gdprhub_split(i) == "train" for i in written)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {},
+        {"prior": False},
+        {"lexical": False},
+        {"umbrella": False},
+        {"prior": False, "lexical": False, "umbrella": False},
+    ],
+)
+def test_classifier_ranker_ablations_match_the_model(flags: dict[str, bool]) -> None:
+    import numpy as np
+
+    from compliance.evaluation.rankers import ClassifierRanker
+    from compliance.models.classifier import load
+
+    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
+    assert clf.uses_prior and clf.uses_lexical and clf.uses_umbrellas
+    texts = ["Breaches are notified within 72 hours.", "Copies of personal data are provided on request."]
+    shared = ClassifierRanker(clf)
+    shared.scores(texts)  # fills the cache the ablation reuses
+    ranker = ClassifierRanker(clf, "ablation", cache=shared.cache, **flags)
+    np.testing.assert_allclose(ranker.scores(texts), clf.predict_proba(texts, **flags), rtol=1e-6)

@@ -180,7 +180,7 @@ class ClassifierRanker:
         if self.lexical and rows[0][1] is not None:
             lex = np.stack([r[1] for r in rows if r[1] is not None])
         return self.classifier.calibrate(
-            np.stack([r[0] for r in rows]), prior=self.prior, lexical_log_probs=lex
+            np.stack([r[0] for r in rows]), prior=self.prior, lexical_log_probs=lex, umbrella=self.umbrella
         )
 
 

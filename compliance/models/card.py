@@ -53,7 +53,13 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
             if clf.uses_lexical
             else ""
         )
-        + ", renormalised",
+        + ", renormalised"
+        + (
+            f"; then principle umbrellas (weight {clf.config.umbrella_weight:g}): "
+            + "; ".join(f"Art. {a} ← {', '.join(map(str, m))}" for a, m in (clf.config.umbrellas or ()))
+            if clf.uses_umbrellas
+            else ""
+        ),
         f"- law prior: {json.dumps(meta.get('law_prior'))}",
         "",
         "## Training data (provenance)",
