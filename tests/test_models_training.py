@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -185,9 +184,6 @@ def test_model_carries_the_law_prior(trained: tuple[Path, dict]) -> None:
     assert prior.shape == (5,) and np.isclose(prior.sum(), 1.0)
     assert cfg["inference"]["prior_weight"] == 1.0
     clf = load(path, device="cpu", bf16=False)
-    clf.config = replace(
-        clf.config, ensemble_temperature=1.0
-    )  # the exact Bayes relation, before recalibration
     text = ["Personal data shall be erased without undue delay."]
     with_prior = clf.predict_proba(text, umbrella=False)
     without = clf.predict_proba(text, prior=False, umbrella=False)
@@ -240,7 +236,6 @@ def test_model_carries_its_lexical_expert(trained: tuple[Path, dict]) -> None:
     assert sorted(int(a) for a in lexical["documents"]) == [5, 15, 17, 32, 33]
     assert lexical["documents"]["32"].startswith("Security of processing")
     clf = load(path, device="cpu", bf16=False)
-    clf.config = replace(clf.config, ensemble_temperature=1.0)  # the exact relation, before recalibration
     assert clf.uses_lexical and clf.lexical is not None
     text = ["Backups are encrypted and the encryption keys are rotated."]
     full, bare = (
@@ -329,18 +324,3 @@ def test_model_carries_principle_umbrellas(trained: tuple[Path, dict]) -> None:
     np.testing.assert_allclose(with_u.sum(), 1.0)
     explained = {s.article: s for s in clf.rank(text, top_k=5, explain=True)[0]}
     assert explained[5].components is not None and 0 < explained[5].components["umbrella"] < 1
-
-
-def test_ensemble_temperature_recalibrates_without_reordering(trained: tuple[Path, dict]) -> None:
-    from compliance.models.classifier import load
-
-    path, metrics = trained
-    cal = metrics["calibration"]
-    assert cal["ensemble_temperature"] > 0 and {"ece_ensemble_before", "ece_final"} <= set(cal)
-    clf = load(path, device="cpu", bf16=False)
-    assert clf.config.ensemble_temperature == pytest.approx(cal["ensemble_temperature"])
-    texts = ["Breaches are notified within 72 hours.", "Data subjects may ask for erasure."]
-    scored = clf.predict_proba(texts)
-    clf.config = replace(clf.config, ensemble_temperature=1.0)
-    raw = clf.predict_proba(texts)
-    np.testing.assert_array_equal(np.argsort(-scored, axis=1), np.argsort(-raw, axis=1))

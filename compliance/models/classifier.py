@@ -68,9 +68,6 @@ class ClassifierConfig:
             :mod:`compliance.models.lexical`) in the log-linear ensemble (0 = encoder only).
         umbrellas: principle umbrellas ``((article, (member, …)), …)`` (:mod:`compliance.models.umbrella`).
         umbrella_weight: share of the members' probability mass each umbrella receives (0 = none).
-        ensemble_temperature: a second temperature, fitted on the held-out calibration texts after the whole
-            ensemble (prior, lexical expert, umbrellas), so that the final scores are calibrated; it never changes
-            the ranking.
     """
 
     max_length: int = 128
@@ -84,7 +81,6 @@ class ClassifierConfig:
     lexical_weight: float = 0.0
     umbrellas: tuple[tuple[int, tuple[int, ...]], ...] | None = None
     umbrella_weight: float = 0.0
-    ensemble_temperature: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -273,12 +269,7 @@ class ArticleClassifier:
             probs, _ = apply_umbrellas(
                 probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
             )
-        return self._final_temperature(probs)
-
-    def _final_temperature(self, probs: np.ndarray) -> np.ndarray:
-        if self.config.ensemble_temperature == 1.0:
-            return probs
-        return softmax(np.log(np.clip(probs, 1e-12, None)), self.config.ensemble_temperature)
+        return probs
 
     def _ensemble(
         self, logits: np.ndarray, *, prior: bool = True, lexical_log_probs: np.ndarray | None = None
@@ -313,7 +304,6 @@ class ArticleClassifier:
                 probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
             )
             from_members = np.divide(added, before + added, out=np.zeros_like(added), where=added > 0)
-        probs = self._final_temperature(probs)
         k = max(1, min(top_k, len(self.labels)))
         encoder = softmax(logits, self.config.temperature) if explain else None
         prior = None

@@ -561,20 +561,12 @@ def train(
                 clf.config, umbrellas=tuple(sorted(umbrellas.items())), umbrella_weight=recipe.umbrella.weight
             )
     cal_lexical = clf.lexical_log_probs([e.text for e in data.calibration])
-    ensemble_before = clf.calibrate(cal_logits, lexical_log_probs=cal_lexical)
-    if clf.uses_prior or clf.uses_lexical or clf.uses_umbrellas:
-        clf.config = replace(
-            clf.config,
-            ensemble_temperature=fit_temperature(np.log(np.clip(ensemble_before, 1e-12, None)), cal_gold),
-        )
     band = _band(clf.calibrate(cal_logits, lexical_log_probs=cal_lexical), cal_gold)
     clf.config = replace(clf.config, review_band=band)
     calibration = {
         "temperature": temperature,
         "ece_before": expected_calibration_error(probs_before, cal_gold),
         "ece_after": expected_calibration_error(probs_after, cal_gold),
-        "ece_ensemble_before": expected_calibration_error(ensemble_before, cal_gold),
-        "ensemble_temperature": clf.config.ensemble_temperature,
         "ece_final": expected_calibration_error(
             clf.calibrate(cal_logits, lexical_log_probs=cal_lexical), cal_gold
         ),
