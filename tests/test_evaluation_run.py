@@ -55,7 +55,22 @@ def test_evaluate_model_and_baselines(tmp_path: Path) -> None:
     assert report.query_sets["controls"] == 3
     assert report.query_sets["gdprhub-test"] == sum(gdprhub_split(r["id"]) == "test" for r in rows)
     table = report.table()
-    assert table and set(table[0]) == {"set", "ranker", "rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3"}
+    assert table and set(table[0]) == {
+        "set",
+        "ranker",
+        "rec",
+        "prec",
+        "f_mu",
+        "f_M",
+        "rec@3",
+        "mrr",
+        "hit@3",
+        "ece",
+    }
+    # calibration is reported for the classifier (probabilities), not for score-only baselines
+    by_ranker = {(r["set"], r["ranker"]): r for r in table}
+    assert 0.0 <= by_ranker[("controls", "classifier[tiny]")]["ece"] <= 1.0
+    assert by_ranker[("controls", "bm25")]["ece"] == ""
 
 
 def test_gdprhub_split_is_stable_and_disjoint(tmp_path: Path) -> None:

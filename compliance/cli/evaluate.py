@@ -100,5 +100,7 @@ def evaluate_command(
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        echo_table(report.table(), ["set", "ranker", "rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3"])
+        echo_table(
+            report.table(), ["set", "ranker", "rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3", "ece"]
+        )
         click.echo(f"queries: {report.query_sets}; {report.seconds} s")

@@ -77,6 +77,18 @@ class ArticleEvaluator:
         return dict(zip(self.ids, ranking_from_scores(scores, ranker.labels), strict=True))
 
     def __call__(self, ranker: ArticleRanker) -> dict[str, float]:
-        """Flat metrics dict (``<name>_mrr``, ``<name>_f_mu`` …) of ``ranker`` on this query set."""
-        metrics = article_metrics(self.rankings(ranker), self.gold)
+        """Flat metrics dict (``<name>_mrr``, ``<name>_f_mu`` …) of ``ranker`` on this query set.
+
+        A ranker whose scores are probabilities (``probabilistic = True``, e.g. the classifier) also gets ``ece``:
+        the expected calibration error of its top score against "the top article is a gold article".
+        """
+        from compliance.models.calibration import expected_calibration_error
+
+        scores = ranker.scores([self.queries[q] for q in self.ids])
+        rankings = dict(zip(self.ids, ranking_from_scores(scores, ranker.labels), strict=True))
+        metrics = article_metrics(rankings, self.gold)
+        if getattr(ranker, "probabilistic", False) and self.ids:
+            col = {a: j for j, a in enumerate(ranker.labels)}
+            gold = [[col[a] for a in self.gold[q] if a in col] for q in self.ids]
+            metrics["ece"] = expected_calibration_error(np.asarray(scores), gold)
         return {self._key(k): v for k, v in metrics.items()}

@@ -145,6 +145,8 @@ class ClassifierRanker:
     ways for the price of one forward pass.
     """
 
+    probabilistic = True  # scores are calibrated probabilities: the evaluator reports their ECE
+
     def __init__(
         self,
         classifier: ArticleClassifier,

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["EvaluationReport", "build_query_sets", "evaluate"]
 
-METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3")
+METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3", "ece")
 
 
 @dataclass
@@ -52,7 +52,7 @@ class EvaluationReport:
             {
                 "set": r["set"],
                 "ranker": r["ranker"],
-                **{m: round(r["metrics"].get(m, 0.0), 3) for m in METRICS},
+                **{m: round(r["metrics"][m], 3) if m in r["metrics"] else "" for m in METRICS},
             }
             for r in self.rows
         ]
