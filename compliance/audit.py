@@ -38,6 +38,9 @@ class DocumentSummary:
     links: int
     top_articles: list[dict[str, Any]] = field(default_factory=list)
     needs_review: list[dict[str, Any]] = field(default_factory=list)
+    #: the principle umbrellas (Art. 5 …) the document touches, kept apart so that they do not crowd out the
+    #: specific articles in ``top_articles``
+    principles: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -114,6 +117,7 @@ def audit(
         "linking": {**asdict(config), "review_band": list(band)},
         "law_id": law_id,
     }
+    umbrella_articles = {a for a, _ in (classifier.config.umbrellas or ())}
     failures: list[dict[str, str]] = []
     summaries: list[DocumentSummary] = []
     total_links = 0
@@ -176,9 +180,15 @@ def audit(
                     links=len(links),
                     top_articles=[
                         {"article": a, "title": titles[a], "paragraphs": count[a], "weight": round(w, 3)}
-                        for a, w in sorted(weight.items(), key=lambda kv: -kv[1])[:5]
-                    ],
+                        for a, w in sorted(weight.items(), key=lambda kv: -kv[1])
+                        if a not in umbrella_articles
+                    ][:5],
                     needs_review=review,
+                    principles=[
+                        {"article": a, "title": titles[a], "paragraphs": count[a], "weight": round(w, 3)}
+                        for a, w in sorted(weight.items(), key=lambda kv: -kv[1])
+                        if a in umbrella_articles
+                    ],
                 )
             )
         run.stats.update(

@@ -92,6 +92,11 @@ def audit_command(
                     f"  Art. {a['article']:>2} {a['title']}: {a['paragraphs']} paragraph(s), "
                     f"weight {a['weight']}"
                 )
+            for a in doc.principles:
+                click.echo(
+                    f"  principles, Art. {a['article']} {a['title']}: {a['paragraphs']} paragraph(s) "
+                    "(with the articles that give them effect)"
+                )
             if doc.needs_review:
                 click.echo(f"  {len(doc.needs_review)} paragraph(s) need review")
         if exported is not None:
