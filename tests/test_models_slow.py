@@ -47,7 +47,8 @@ def test_default_model_beats_the_prior_on_realistic_text(default_model: Path, sh
     assert model["f_mu"] > prior["f_mu"] + 0.15
     assert rows[("qa", "classifier[r]")]["mrr"] > 0.7
     hub_model, hub_prior = rows[("gdprhub-test", "classifier[r]")], rows[("gdprhub-test", "prior(gdprhub)")]
-    assert hub_model["f_mu"] > hub_prior["f_mu"]
+    assert hub_model["f_mu"] > 1.5 * hub_prior["f_mu"]
+    assert hub_model["mrr"] > hub_prior["mrr"]  # measured 0.588 vs 0.558: ahead, but not by a wide margin
     # the scoring ensemble (law prior + lexical expert) is what carries the model on realistic text
     encoder_only = rows[("gdprhub-test", "classifier[r] encoder only")]
     assert hub_model["mrr"] > encoder_only["mrr"] + 0.1
