@@ -48,21 +48,7 @@ def _bare_forward(clf: Any, texts: list[str]) -> float:
     import torch
 
     windows, _ = clf._windows(texts)
-    order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
-    pad = clf.encoder.tokenizer.pad_token_id or 0
-    batches = []
-    bs = clf.config.batch_size
-    for start in range(0, len(order), bs):
-        idx = order[start : start + bs]
-        width = max(len(windows[i]) for i in idx)
-        ids = torch.full((len(idx), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(idx), width), dtype=torch.long)
-        for row, i in enumerate(idx):
-            ids[row, : len(windows[i])] = torch.tensor(windows[i])
-            mask[row, : len(windows[i])] = 1
-        batches.append(
-            {"input_ids": ids.to(clf.encoder.device), "attention_mask": mask.to(clf.encoder.device)}
-        )
+    batches = [{"input_ids": ids, "attention_mask": mask} for _, ids, mask in clf.window_batches(windows)]
     _sync(clf)
     t0 = time.perf_counter()
     with torch.inference_mode():

@@ -103,9 +103,10 @@ def score_law_priors(
 ) -> list[PriorCandidate]:
     """Every grid point's figures for ``log_probs + log prior``, best objective first (ties: smaller weights)."""
     out: list[PriorCandidate] = []
+    signals = build_law_prior(law, recital_map, labels)  # read the law once, re-weight per grid point
     for a, c, r in itertools.product(*grid):
         cfg = LawPriorConfig(addressee=float(a), citations=float(c), recitals=float(r))
-        prior = build_law_prior(law, recital_map, labels, cfg).as_array()
+        prior = signals.reweighted(cfg).as_array()
         rankings = ranking_from_scores(log_probs + np.log(prior), labels)
         m = article_metrics(dict(zip(ids, rankings, strict=True)), gold)
         out.append(PriorCandidate(cfg, m["mrr"], m["f_mu"], m["rec@3"]))

@@ -17,7 +17,7 @@ nothing is silently truncated.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -181,6 +181,13 @@ class ArticleClassifier:
                 owners.append(i)
         return windows, owners
 
+    def window_batches(self, windows: Sequence[Sequence[int]]) -> Iterator[tuple[list[int], Any, Any]]:
+        """The length-sorted, padded batches :meth:`logits` runs (``(indices, input_ids, attention_mask)``)."""
+        from compliance.models.encoder import length_sorted_batches
+
+        pad = self.encoder.tokenizer.pad_token_id or 0
+        return length_sorted_batches(windows, self.config.batch_size, pad, self.encoder.device)
+
     def logits(self, texts: Sequence[str]) -> np.ndarray:
         """Raw (uncalibrated) article logits, shape (len(texts), n_labels); long texts average their windows."""
         import torch
@@ -190,25 +197,12 @@ class ArticleClassifier:
         if n == 0:
             return out
         windows, owners = self._windows(texts)
-        order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
         win_logits = np.zeros((len(windows), len(self.labels)), dtype=np.float64)
-        pad = self.encoder.tokenizer.pad_token_id or 0
         self.encoder.model.eval()
         self.head.eval()
-        bs = self.config.batch_size
         with torch.inference_mode():
-            for start in range(0, len(order), bs):
-                idx = order[start : start + bs]
-                width = max(len(windows[i]) for i in idx)
-                ids = torch.full((len(idx), width), pad, dtype=torch.long)
-                mask = torch.zeros((len(idx), width), dtype=torch.long)
-                for row, i in enumerate(idx):
-                    ids[row, : len(windows[i])] = torch.tensor(windows[i])
-                    mask[row, : len(windows[i])] = 1
-                batch = {
-                    "input_ids": ids.to(self.encoder.device),
-                    "attention_mask": mask.to(self.encoder.device),
-                }
+            for idx, ids, mask in self.window_batches(windows):
+                batch = {"input_ids": ids, "attention_mask": mask}
                 win_logits[idx] = self.head(self.encoder.pooled(batch)).float().cpu().numpy()
         counts = np.zeros(n)
         np.add.at(out, owners, win_logits)
@@ -263,13 +257,27 @@ class ArticleClassifier:
         """Scores from raw logits: the temperature-scaled encoder distribution, times the label prior (if the
         model has one and ``prior``), times the lexical expert's distribution to the power ``lexical_weight``
         (if given), renormalised; then the principle umbrellas (if the model has them and ``umbrella``)."""
+        return self._score(logits, prior=prior, lexical_log_probs=lexical_log_probs, umbrella=umbrella)[0]
+
+    def _score(
+        self,
+        logits: np.ndarray,
+        *,
+        prior: bool = True,
+        lexical_log_probs: np.ndarray | None = None,
+        umbrella: bool = True,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`calibrate`'s scores and, per article, the share of its score that came from umbrella members."""
         probs = self._ensemble(logits, prior=prior, lexical_log_probs=lexical_log_probs)
+        from_members = np.zeros_like(probs)
         if umbrella and self.uses_umbrellas:
             assert self.config.umbrellas is not None
-            probs, _ = apply_umbrellas(
+            before = probs
+            probs, added = apply_umbrellas(
                 probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
             )
-        return probs
+            from_members = np.divide(added, before + added, out=np.zeros_like(added), where=added > 0)
+        return probs, from_members
 
     def _ensemble(
         self, logits: np.ndarray, *, prior: bool = True, lexical_log_probs: np.ndarray | None = None
@@ -295,15 +303,7 @@ class ArticleClassifier:
         expert's probability and the shared terms)."""
         logits = self.logits(texts)
         lexical = self.lexical_log_probs(texts)
-        probs = self._ensemble(logits, lexical_log_probs=lexical)
-        from_members = np.zeros_like(probs)
-        if self.uses_umbrellas:
-            assert self.config.umbrellas is not None
-            before = probs
-            probs, added = apply_umbrellas(
-                probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
-            )
-            from_members = np.divide(added, before + added, out=np.zeros_like(added), where=added > 0)
+        probs, from_members = self._score(logits, lexical_log_probs=lexical)
         k = max(1, min(top_k, len(self.labels)))
         encoder = softmax(logits, self.config.temperature) if explain else None
         prior = None

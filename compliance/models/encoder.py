@@ -25,6 +25,7 @@ __all__ = [
     "Encoder",
     "autocast",
     "default_base_model_path",
+    "length_sorted_batches",
     "load_encoder",
     "mean_pool",
     "resolve_device",
@@ -128,6 +129,25 @@ def autocast(device: torch.device, enabled: bool) -> Iterator[None]:
         return
     with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
         yield
+
+
+def length_sorted_batches(
+    sequences: Sequence[Sequence[int]], batch_size: int, pad_id: int, device: torch.device | str = "cpu"
+) -> Iterator[tuple[list[int], torch.Tensor, torch.Tensor]]:
+    """Token-id sequences in length-sorted batches, right-padded: ``(indices, input_ids, attention_mask)`` per
+    batch, ``indices`` being the positions of the batch's rows in ``sequences`` (padding waste stays small)."""
+    import torch
+
+    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        width = max(len(sequences[i]) for i in idx)
+        ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(idx), width), dtype=torch.long)
+        for row, i in enumerate(idx):
+            ids[row, : len(sequences[i])] = torch.as_tensor(list(sequences[i]), dtype=torch.long)
+            mask[row, : len(sequences[i])] = 1
+        yield idx, ids.to(device), mask.to(device)
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

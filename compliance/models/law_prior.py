@@ -62,6 +62,10 @@ class LawPrior:
     recitals: tuple[int, ...]
     config: LawPriorConfig
 
+    def reweighted(self, config: LawPriorConfig) -> LawPrior:
+        """The same signals under other weights (no second pass over the law)."""
+        return _weighted(self.labels, self.addressee, self.citations, self.recitals, config)
+
     def as_array(self) -> np.ndarray:
         return np.asarray(self.distribution, dtype=np.float64)
 
@@ -111,18 +115,21 @@ def build_law_prior(
         addressee.append((1.0 + actors) / (1.0 + actors + institutions))
         n_cites.append(int(cites.get(int(a), 0)))
         n_recitals.append(len(set(rmap.get(int(a), ()))))
+    return _weighted(tuple(int(a) for a in labels), tuple(addressee), tuple(n_cites), tuple(n_recitals), cfg)
+
+
+def _weighted(
+    labels: tuple[int, ...],
+    addressee: tuple[float, ...],
+    citations: tuple[int, ...],
+    recitals: tuple[int, ...],
+    cfg: LawPriorConfig,
+) -> LawPrior:
     log_p = (
         cfg.addressee * np.log(np.asarray(addressee))
-        + cfg.citations * np.log1p(np.asarray(n_cites, dtype=np.float64))
-        + cfg.recitals * np.log1p(np.asarray(n_recitals, dtype=np.float64))
+        + cfg.citations * np.log1p(np.asarray(citations, dtype=np.float64))
+        + cfg.recitals * np.log1p(np.asarray(recitals, dtype=np.float64))
     )
     p = np.exp(log_p - log_p.max())
     p /= p.sum()
-    return LawPrior(
-        labels=tuple(int(a) for a in labels),
-        distribution=tuple(float(x) for x in p),
-        addressee=tuple(round(x, 6) for x in addressee),
-        citations=tuple(n_cites),
-        recitals=tuple(n_recitals),
-        config=cfg,
-    )
+    return LawPrior(labels, tuple(float(x) for x in p), addressee, citations, recitals, cfg)

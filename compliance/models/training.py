@@ -21,6 +21,7 @@ import numpy as np
 
 from compliance.errors import ConfigurationError, ModelError
 from compliance.models.data import DataConfig, Example, TrainingData, build_training_data, file_checksum
+from compliance.models.encoder import length_sorted_batches
 from compliance.models.law_prior import LawPriorConfig, build_law_prior
 from compliance.models.lexical import LexicalArticleScorer
 from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt, summarise
@@ -270,19 +271,10 @@ class _SplitEncoder:
             ]
         pooled_all = torch.zeros((len(texts), self.encoder.hidden_size))
         out: list[tuple[Any, int]] = [(torch.tensor(x), len(x)) for x in ids]
-        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         pad = tok.pad_token_id or 0
         self.encoder.model.eval()
         with torch.inference_mode(), bar(len(texts), desc="encoding training texts", unit="text") as progress:
-            for start in range(0, len(order), batch_size):
-                idx = order[start : start + batch_size]
-                width = max(len(ids[i]) for i in idx)
-                input_ids = torch.full((len(idx), width), pad, dtype=torch.long)
-                mask = torch.zeros((len(idx), width), dtype=torch.long)
-                for row, i in enumerate(idx):
-                    input_ids[row, : len(ids[i])] = torch.tensor(ids[i])
-                    mask[row, : len(ids[i])] = 1
-                input_ids, mask = input_ids.to(self.encoder.device), mask.to(self.encoder.device)
+            for idx, input_ids, mask in length_sorted_batches(ids, batch_size, pad, self.encoder.device):
                 if self.frozen == 0:
                     pooled_all[idx] = self.encoder.pooled(
                         {"input_ids": input_ids, "attention_mask": mask}

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from compliance.models.encoder import length_sorted_batches
 from compliance.retrieval.config import DenseConfig
 
 __all__ = ["TextEncoder", "default_dense_model", "model_identity"]
@@ -131,20 +132,10 @@ class TextEncoder:
         model = enc.model
         model.eval()
         pad_id = self.tokenizer.pad_token_id or 0
-        order = sorted(range(len(chunks)), key=lambda i: len(chunks[i]))
         layer = self.config.layer
         want_hidden = layer != -1
-        bs = self.config.batch_size
         with torch.inference_mode():
-            for start in range(0, len(order), bs):
-                idx = order[start : start + bs]
-                width = max(len(chunks[i]) for i in idx)
-                ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
-                mask = torch.zeros((len(idx), width), dtype=torch.long)
-                for row, i in enumerate(idx):
-                    ids[row, : len(chunks[i])] = torch.tensor(chunks[i])
-                    mask[row, : len(chunks[i])] = 1
-                ids, mask = ids.to(enc.device), mask.to(enc.device)
+            for idx, ids, mask in length_sorted_batches(chunks, self.config.batch_size, pad_id, enc.device):
                 with autocast(enc.device, enc.use_bf16):
                     result = model(input_ids=ids, attention_mask=mask, output_hidden_states=want_hidden)
                 hidden = result.hidden_states[layer] if want_hidden else result.last_hidden_state
