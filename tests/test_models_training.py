@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -141,6 +142,11 @@ def test_unknown_recipe_is_rejected() -> None:
     with pytest.raises(ConfigurationError, match="unknown recipe"):
         get_recipe("nope")
     assert get_recipe("r", min_k=10).data.min_k == 10
+    # ``seed`` is the training seed; the held-out split has its own salt (``data_seed``)
+    seeded = get_recipe("r", seed=7)
+    assert seeded.seed == 7 and seeded.data.seed == get_recipe("r").data.seed
+    split = get_recipe("r", data_seed=5)
+    assert split.data.seed == 5 and split.seed == get_recipe("r").seed
     assert get_recipe("plain").data.recitals is False
 
 
@@ -324,3 +330,30 @@ def test_model_carries_principle_umbrellas(trained: tuple[Path, dict]) -> None:
     np.testing.assert_allclose(with_u.sum(), 1.0)
     explained = {s.article: s for s in clf.rank(text, top_k=5, explain=True)[0]}
     assert explained[5].components is not None and 0 < explained[5].components["umbrella"] < 1
+
+
+def test_soup_averages_members_trained_with_consecutive_seeds(tiny_base: Path) -> None:
+    """A soup of two is the parameter average of the two one-member models trained with seeds 3 and 4."""
+    import torch
+
+    def fit(**kw: object) -> Any:
+        recipe = tiny_recipe(tiny_base, epochs=2, lexical_weight=0.0, law_prior=None, umbrella=None, **kw)
+        return train(recipe, mini_gdpr(), RECITAL_MAP, device="cpu", bf16=False)
+
+    soup = fit(soup=2)
+    one, two = fit(seed=3), fit(seed=4)
+    assert soup.metrics["soup"] == {"members": 2, "seeds": [3, 4]}
+    assert {e["member"] for e in soup.metrics["epoch_eval"]} == {1, 2}
+    members = [one.classifier, two.classifier]
+    for name, value in soup.classifier.head.state_dict().items():
+        mean = sum(m.head.state_dict()[name] for m in members) / 2
+        torch.testing.assert_close(value, mean, rtol=1e-4, atol=1e-5)
+    soup_enc = soup.classifier.encoder.model.state_dict()
+    changed = 0
+    for name, value in one.classifier.encoder.model.state_dict().items():
+        if not value.is_floating_point():
+            continue
+        other = two.classifier.encoder.model.state_dict()[name]
+        torch.testing.assert_close(soup_enc[name], (value + other) / 2, rtol=1e-4, atol=1e-5)
+        changed += int(not torch.equal(value, other))
+    assert changed > 0  # the members differ: the average is not trivially one of them

@@ -54,7 +54,8 @@ def load_or_train(
     "--recipe",
     default="r",
     show_default=True,
-    help="Training recipe: plain, r (recital enrichment), rsp-r, mca-r, rsp-mca-r, r-long, frozen.",
+    help="Training recipe: r (default: recital enrichment, all layers, 2 epochs, soup of 3 seeds), r-fast (top 2 "
+    "layers, 1 epoch, 1 seed), plain, rsp-r, mca-r, rsp-mca-r (the r-fast regime), r-long, frozen.",
 )
 @click.option(
     "--base-model",
@@ -110,7 +111,21 @@ def load_or_train(
     "--min-k", type=click.IntRange(1, 10_000), default=None, help="Override minK (instances/article)."
 )
 @click.option("--freeze-layers", type=click.IntRange(0, 100), default=None, help="Override frozen layers.")
-@click.option("--seed", type=int, default=None, help="Override the random seed.")
+@click.option(
+    "--soup",
+    type=click.IntRange(1, 20),
+    default=None,
+    help="Override the number of fine-tuning runs (seeds seed, seed+1, …) whose weights are averaged.",
+)
+@click.option(
+    "--seed", type=int, default=None, help="Override the training seed (RNGs of torch, numpy, python)."
+)
+@click.option(
+    "--data-seed",
+    type=int,
+    default=None,
+    help="Override the salt of the held-out split (which sentences and recitals are kept out of training).",
+)
 @click.option("--device", default=None, help="auto, cpu, cuda (default: COMPLIANCE_DEVICE or auto).")
 @click.option("--no-bf16", is_flag=True, help="Train in fp32 even where bf16 autocast is supported.")
 @click.option("--json", "as_json", is_flag=True, help="Print the training summary as JSON.")
@@ -127,7 +142,9 @@ def train_command(
     epochs: int | None,
     min_k: int | None,
     freeze_layers: int | None,
+    soup: int | None,
     seed: int | None,
+    data_seed: int | None,
     device: str | None,
     no_bf16: bool,
     as_json: bool,
@@ -144,7 +161,9 @@ def train_command(
         epochs=epochs,
         min_k=min_k,
         freeze_layers=freeze_layers,
+        soup=soup,
         seed=seed,
+        data_seed=data_seed,
         lexical_weight=lexical_weight,
     )
     if no_law_prior:

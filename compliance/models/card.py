@@ -78,20 +78,28 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         "",
         "## Convergence",
         "",
-        "| step | epoch | loss | acc | elapsed s |",
-        "| --- | --- | --- | --- | --- |",
+        "| member | step | epoch | loss | acc | elapsed s |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for rec in metrics.get("train_curve", []):
         lines.append(
-            f"| {rec['step']} | {rec['epoch']} | {rec['loss']:.3f} | {rec['acc']:.3f} | {rec['elapsed_s']} |"
+            f"| {rec.get('member', 1)} | {rec['step']} | {rec['epoch']} | {rec['loss']:.3f} | {rec['acc']:.3f} "
+            f"| {rec['elapsed_s']} |"
         )
+    soup = metrics.get("soup") or {"members": 1}
     lines += [
         "",
         f"- held-out calibration set before fine-tuning (warm-started head): "
         f"{_fmt(metrics.get('heldout_before', {}).get('calibration'))}",
     ]
     for ev in metrics.get("epoch_eval", []):
-        lines.append(f"- after epoch {ev['epoch']}: {_fmt(ev.get('calibration'))}")
+        member = f"member {ev['member']}, " if soup["members"] > 1 and "member" in ev else ""
+        lines.append(f"- {member}after epoch {ev['epoch']}: {_fmt(ev.get('calibration'))}")
+    if soup["members"] > 1:
+        lines.append(
+            f"- model soup: the weights of {soup['members']} fine-tuning runs (seeds "
+            f"{', '.join(str(x) for x in soup['seeds'])}) averaged; the figures below are the soup's"
+        )
     for st in metrics.get("tapt", []):
         lines.append(
             f"- task-adaptive stage {st['stage']['task']}/{st['stage']['level']}: {_fmt({k: v for k, v in st.items() if k != 'stage'})}"
