@@ -23,6 +23,8 @@ def default_model(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -
     result = train(get_recipe(DEFAULT_RECIPE), law, get_pack("gdpr").recital_map(), out_dir=out)
     curve = result.metrics["train_curve"]
     assert curve[-1]["loss"] < curve[0]["loss"]
+    assert result.metrics["soup"]["members"] == 3  # the default is a soup: every member's curve is recorded
+    assert {rec["member"] for rec in curve} == {1, 2, 3}
     assert result.metrics["calibration"]["ece_after"] <= result.metrics["calibration"]["ece_before"] + 0.02
     return out
 
@@ -47,8 +49,8 @@ def test_default_model_beats_the_prior_on_realistic_text(default_model: Path, sh
     assert model["f_mu"] > prior["f_mu"] + 0.15
     assert rows[("qa", "classifier[r]")]["mrr"] > 0.7
     hub_model, hub_prior = rows[("gdprhub-test", "classifier[r]")], rows[("gdprhub-test", "prior(gdprhub)")]
-    assert hub_model["f_mu"] > 1.5 * hub_prior["f_mu"]
-    assert hub_model["mrr"] > hub_prior["mrr"]  # measured 0.588 vs 0.558: ahead, but not by a wide margin
+    assert hub_model["f_mu"] > 2 * hub_prior["f_mu"]  # measured 0.135 vs 0.053
+    assert hub_model["mrr"] > hub_prior["mrr"]  # measured 0.600 vs 0.558: ahead, but not by a wide margin
     # the scoring ensemble (law prior + lexical expert) is what carries the model on realistic text
     encoder_only = rows[("gdprhub-test", "classifier[r] encoder only")]
     assert hub_model["mrr"] > encoder_only["mrr"] + 0.1

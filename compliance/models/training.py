@@ -204,11 +204,10 @@ def _add_float_state(total: dict[str, Any] | None, state: dict[str, Any]) -> dic
     return {k: total[k] + v.float() for k, v in state.items()}
 
 
-def _load_float_state(*modules_and_state: Any) -> None:
-    """Copy a :func:`_float_state` dictionary (the last argument) back into the modules, in place."""
+def _load_float_state(modules: Sequence[Any], state: Mapping[str, Any]) -> None:
+    """Copy a :func:`_float_state` dictionary of the same ``modules`` back into them, in place."""
     import torch
 
-    *modules, state = modules_and_state
     with torch.no_grad():
         for i, m in enumerate(modules):
             for k, v in m.state_dict().items():
@@ -515,7 +514,7 @@ def train(
             member_seed = recipe.seed + member
             if member:
                 assert start is not None
-                _load_float_state(encoder.model, head, start)
+                _load_float_state((encoder.model, head), start)
             _seed_everything(member_seed)  # a member is the model that a one-member run with its seed trains
             rng = random.Random(member_seed)
             enc_params = [p for p in encoder.model.parameters() if p.requires_grad]
@@ -585,7 +584,7 @@ def train(
             if start is not None:
                 soup_sum = _add_float_state(soup_sum, _float_state(encoder.model, head))
     if soup_sum is not None:
-        _load_float_state(encoder.model, head, {k: v / members for k, v in soup_sum.items()})
+        _load_float_state((encoder.model, head), {k: v / members for k, v in soup_sum.items()})
     train_seconds = time.monotonic() - t_train
     for p in encoder.model.parameters():
         p.requires_grad = True
