@@ -30,7 +30,7 @@ import numpy as np
 from compliance.evaluation.metrics import article_metrics, ranking_from_scores
 from compliance.evaluation.queries import gdprhub_query_set
 from compliance.models.data import DataConfig, build_training_data
-from compliance.models.law_prior import LawPriorConfig, build_law_prior
+from compliance.models.law_prior import LawPrior, LawPriorConfig, build_law_prior
 from compliance.models.training import training_recital_map
 from compliance.rules.model import Law
 
@@ -100,10 +100,14 @@ def score_law_priors(
     recital_map: Mapping[int, Sequence[int]] | None,
     labels: Sequence[int],
     grid: tuple[Sequence[float], Sequence[float], Sequence[float]] = DEFAULT_GRID,
+    signals: LawPrior | None = None,
 ) -> list[PriorCandidate]:
-    """Every grid point's figures for ``log_probs + log prior``, best objective first (ties: smaller weights)."""
+    """Every grid point's figures for ``log_probs + log prior``, best objective first (ties: smaller weights).
+
+    ``signals``: the law prior already built from ``law`` (re-weighted here instead of read again)."""
     out: list[PriorCandidate] = []
-    signals = build_law_prior(law, recital_map, labels)  # read the law once, re-weight per grid point
+    if signals is None:  # read the law once, re-weight per grid point
+        signals = build_law_prior(law, recital_map, labels)
     for a, c, r in itertools.product(*grid):
         cfg = LawPriorConfig(addressee=float(a), citations=float(c), recitals=float(r))
         prior = signals.reweighted(cfg).as_array()
@@ -211,11 +215,12 @@ def select_law_prior(
         np.clip(classifier.predict_proba(texts, prior=False, lexical=False, umbrella=False), 1e-12, None)
     )
     labels = classifier.labels
-    priors = score_law_priors(log_probs, ids, qs.gold, law, rmap, labels, grid)
+    signals = build_law_prior(law, rmap, labels)
+    priors = score_law_priors(log_probs, ids, qs.gold, law, rmap, labels, grid, signals)
     lexical = classifier.lexical or lexical_expert(data)
     lex = lexical.log_probs(texts)
     col = [lexical.labels.index(a) for a in labels]
-    log_prior = np.log(build_law_prior(law, rmap, labels, priors[0].config).as_array())
+    log_prior = np.log(signals.reweighted(priors[0].config).as_array())
     steps = score_lexical_weights(
         log_probs, lex[:, col], ids, qs.gold, priors[0], log_prior, labels, lexical_grid
     )

@@ -279,6 +279,12 @@ class ArticleClassifier:
             from_members = np.divide(added, before + added, out=np.zeros_like(added), where=added > 0)
         return probs, from_members
 
+    def _prior_distribution(self) -> np.ndarray:
+        """The stored label prior as a distribution in :attr:`labels` order (floored at 1e-12, renormalised)."""
+        assert self.config.label_prior is not None
+        p = np.clip(np.asarray(self.config.label_prior, dtype=np.float64), 1e-12, None)
+        return p / p.sum()
+
     def _ensemble(
         self, logits: np.ndarray, *, prior: bool = True, lexical_log_probs: np.ndarray | None = None
     ) -> np.ndarray:
@@ -287,9 +293,7 @@ class ArticleClassifier:
         z = np.log(np.clip(probs, 1e-12, None))
         changed = False
         if prior and self.uses_prior:
-            assert self.config.label_prior is not None
-            p = np.clip(np.asarray(self.config.label_prior, dtype=np.float64), 1e-12, None)
-            z = z + self.config.prior_weight * np.log(p / p.sum())
+            z = z + self.config.prior_weight * np.log(self._prior_distribution())
             changed = True
         if lexical_log_probs is not None and self.config.lexical_weight:
             z = z + self.config.lexical_weight * lexical_log_probs
@@ -306,11 +310,7 @@ class ArticleClassifier:
         probs, from_members = self._score(logits, lexical_log_probs=lexical)
         k = max(1, min(top_k, len(self.labels)))
         encoder = softmax(logits, self.config.temperature) if explain else None
-        prior = None
-        if explain and self.uses_prior:
-            assert self.config.label_prior is not None
-            p = np.asarray(self.config.label_prior, dtype=np.float64)
-            prior = p / p.sum()
+        prior = self._prior_distribution() if explain and self.uses_prior else None
         result: list[list[ArticleScore]] = []
         for i, row in enumerate(probs):
             top = np.argsort(-row, kind="stable")[:k]
