@@ -8,10 +8,9 @@ Importing this package is cheap: no torch, transformers, FastAPI, LangChain or d
 
 from __future__ import annotations
 
-from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
+from compliance._lazy import lazy_exports
 from compliance.errors import ComplianceError
 
 try:
@@ -22,10 +21,4 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 __all__ = ["ComplianceError", "__version__", "get_settings"]
 
 _LAZY = {"get_settings": "compliance.settings"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compliance' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -1,6 +1,6 @@
 """Both retrieval directions through one API.
 
-* **control → laws**: a text or a whole :class:`~compliance.connectors.model.ParsedDocument` is the query
+* **control → laws**: a text or a whole :class:`~compliance.connectors.document.ParsedDocument` is the query
   against every stored law's articles; provisions are ranked, and laws are ranked by max-pooling their
   provisions' scores (:meth:`LawSearch.laws_for_text`, :meth:`LawSearch.laws_for_document`).
 * **law → controls**: a stored law (its articles joined) or one provision is the query against every stored
@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from compliance.errors import LawNotFoundError, RetrievalError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from compliance.connectors.model import ParsedDocument
+    from compliance.connectors.document import ParsedDocument
     from compliance.retrieval import Document, HybridRetriever, RetrievalConfig
-    from compliance.rules.model import Law
+    from compliance.rules.corpus import Law
     from compliance.store import Store
 
 __all__ = [
@@ -331,7 +331,7 @@ class LawSearch:
         """Stored control paragraphs ranked for a law (all its articles) or one of its provisions.
 
         Args:
-            law: a stored law's short name or identifier, or a :class:`~compliance.rules.model.Law`.
+            law: a stored law's short name or identifier, or a :class:`~compliance.rules.corpus.Law`.
             provision: a provision key (``art:5``, ``art:5/par:3``) to query with instead of the whole law.
             k: number of paragraphs returned.
             terms: shared salient terms added to each hit's evidence.
@@ -339,7 +339,7 @@ class LawSearch:
         Raises:
             LawNotFoundError: unknown law or provision key.
         """
-        from compliance.rules.model import Law as LawModel
+        from compliance.rules.corpus import Law as LawModel
 
         resolved = law if isinstance(law, LawModel) else self.store.get_law(law)
         if provision is not None:

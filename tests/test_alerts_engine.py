@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from compliance.alerts.engine import AlertConfig, changed_provisions, run_alerts
-from compliance.rules.model import Law, Provision
+from compliance.rules.corpus import Law, Provision
 
 FIXTURES = Path(__file__).parent / "fixtures" / "alerts"
 

@@ -20,7 +20,7 @@ from compliance.linking.decision import (
     train_link_decision,
 )
 from compliance.linking.pairs import grade_of, law_passages, make_graded_pairs
-from compliance.rules.model import Law, Provision
+from compliance.rules.corpus import Law, Provision
 
 
 # -- threshold logic -------------------------------------------------------------------------------------------

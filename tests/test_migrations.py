@@ -11,7 +11,7 @@ from sqlalchemy import inspect, text
 
 from compliance.errors import StoreError
 from compliance.store import Store
-from compliance.store.models import Base
+from compliance.store.orm import Base
 
 TABLES = set(Base.metadata.tables)
 
@@ -111,7 +111,7 @@ def test_sqlite_migration_is_transactional(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_foreign_keys_are_enforced_after_a_migration(tmp_path: Path) -> None:
-    from compliance.store.models import ParagraphRow
+    from compliance.store.orm import ParagraphRow
 
     store = Store(f"sqlite:///{tmp_path / 'fk.db'}")
     store.upgrade()

@@ -17,7 +17,7 @@ from compliance.models.data import (
     load_extra_examples,
     split_sentences,
 )
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 
 @pytest.fixture(scope="module")

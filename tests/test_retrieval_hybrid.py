@@ -177,7 +177,7 @@ def test_salient_terms_and_best_passage() -> None:
 
 def test_law_documents_adapter() -> None:
     from compliance.retrieval.adapters import law_documents
-    from compliance.rules.model import Law, Provision
+    from compliance.rules.corpus import Law, Provision
 
     law = Law(
         identifier="32002L0058",
@@ -222,7 +222,7 @@ def test_product_indexes_build_open_update(tmp_path: Path, monkeypatch: pytest.M
         open_index,
         recommended_config,
     )
-    from compliance.rules.model import Law, Provision
+    from compliance.rules.corpus import Law, Provision
     from compliance.settings import reset_settings
 
     monkeypatch.setenv("COMPLIANCE_INDEX_DIR", str(tmp_path / "indexes"))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 from compliance.store import Store
 
 

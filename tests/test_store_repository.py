@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from compliance.connectors.model import Paragraph, ParsedDocument
+from compliance.connectors.document import Paragraph, ParsedDocument
 from compliance.errors import LawNotFoundError, NotFoundError, StoreError
-from compliance.rules.model import Law, Provision
+from compliance.rules.corpus import Law, Provision
 from compliance.store import NewAlert, NewLink, Store
-from compliance.store.models import (
+from compliance.store.orm import (
     AuditLogRow,
     Base,
     Document,

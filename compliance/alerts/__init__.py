@@ -12,8 +12,7 @@ See ``docs/alerts.md``.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from compliance._lazy import lazy_exports
 
 __all__ = [
     "AlertConfig",
@@ -48,14 +47,4 @@ _LAZY = {
     "console_summary": "compliance.alerts.notify",
     "send_webhook": "compliance.alerts.notify",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compliance.alerts' has no attribute {name!r}")
-    return getattr(import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

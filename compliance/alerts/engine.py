@@ -32,7 +32,7 @@ from compliance.errors import ConfigurationError
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.linking.decision import LinkDecisionModel
-    from compliance.rules.model import Law
+    from compliance.rules.corpus import Law
     from compliance.search import LawSearch
     from compliance.store import Store
     from compliance.store.records import StoredParagraph

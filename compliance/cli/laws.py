@@ -11,7 +11,7 @@ import click
 from compliance.cli.options import database_option, echo_json, echo_table, json_option
 
 if TYPE_CHECKING:
-    from compliance.rules.model import Law
+    from compliance.rules.corpus import Law
     from compliance.store import LawRecord, SavedLaw, Store
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from compliance.connectors.batch import ParseOutcome, iter_paths, parse_many, source_name
 from compliance.connectors.config import SplitConfig, count_tokens
-from compliance.connectors.model import Paragraph, ParagraphKind, ParsedDocument
+from compliance.connectors.document import Paragraph, ParagraphKind, ParsedDocument
 from compliance.connectors.registry import (
     CONNECTORS,
     SUPPORTED_EXTENSIONS,

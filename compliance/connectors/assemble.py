@@ -22,7 +22,7 @@ from pathlib import PurePath
 from typing import Literal
 
 from compliance.connectors.config import TOKEN_RE, SplitConfig, count_tokens
-from compliance.connectors.model import Paragraph, ParagraphKind, ParsedDocument
+from compliance.connectors.document import Paragraph, ParagraphKind, ParsedDocument
 
 BlockKind = Literal["paragraph", "heading", "list-item", "table-row"]
 

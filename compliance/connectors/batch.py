@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compliance.connectors.config import SplitConfig
-from compliance.connectors.model import ParsedDocument
+from compliance.connectors.document import ParsedDocument
 from compliance.connectors.registry import SUPPORTED_EXTENSIONS, parse_path
 from compliance.errors import DocumentError
 

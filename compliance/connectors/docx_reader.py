@@ -17,7 +17,7 @@ from typing import Any
 
 from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.connectors.config import SplitConfig
-from compliance.connectors.model import ParsedDocument
+from compliance.connectors.document import ParsedDocument
 from compliance.connectors.safety import check_size, open_ooxml_zip
 from compliance.errors import DocumentError
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from compliance.connectors.config import SplitConfig
-from compliance.connectors.model import ParsedDocument
+from compliance.connectors.document import ParsedDocument
 from compliance.errors import MissingDependencyError
 
 try:

@@ -13,7 +13,7 @@ from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
 from compliance.connectors.config import SplitConfig
-from compliance.connectors.model import ParsedDocument
+from compliance.connectors.document import ParsedDocument
 from compliance.errors import ComplianceError, DocumentError, DocumentTooLargeError, UnsupportedFormatError
 
 

@@ -32,7 +32,7 @@ from compliance.evaluation.queries import gdprhub_query_set
 from compliance.models.data import DataConfig, build_training_data
 from compliance.models.law_prior import LawPrior, LawPriorConfig, build_law_prior
 from compliance.models.training import training_recital_map
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compliance.models.data import ArticleUnits
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier

@@ -28,7 +28,7 @@ from compliance.evaluation.rankers import (
 from compliance.models.data import ArticleUnits, DataConfig, TrainingData, build_training_data
 from compliance.models.law_prior import LawPriorConfig, build_law_prior
 from compliance.models.training import training_recital_map
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier

@@ -39,7 +39,7 @@ from compliance.linking.pairs import GRADE_SCHEME, GradedPair, PairSet
 if TYPE_CHECKING:  # pragma: no cover
     from sentence_transformers import SentenceTransformer
 
-    from compliance.rules.model import Law
+    from compliance.rules.corpus import Law
 
 __all__ = [
     "Decision",

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 __all__ = [
     "GRADE_SCHEME",

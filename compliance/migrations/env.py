@@ -10,7 +10,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from compliance.store.models import Base
+from compliance.store.orm import Base
 from compliance.store.schema import configure_options, create_engine_for
 
 config = context.config

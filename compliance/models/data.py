@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance.errors import ConfigurationError
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 __all__ = [
     "ArticleUnits",

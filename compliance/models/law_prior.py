@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 from compliance.rules.references import citation_counts
 
 __all__ = ["LawPrior", "LawPriorConfig", "build_law_prior"]

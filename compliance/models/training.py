@@ -27,7 +27,7 @@ from compliance.models.lexical import LexicalArticleScorer
 from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt, summarise
 from compliance.models.umbrella import UmbrellaConfig, principle_umbrellas
 from compliance.progress import bar
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from compliance.models.lexical import LexicalArticleScorer
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 __all__ = ["UmbrellaConfig", "apply_umbrellas", "principle_umbrellas"]
 

@@ -37,7 +37,7 @@ The product's two indexes (``compliance.retrieval.indexes``)::
     open_index("laws" | "controls" | path) -> HybridRetriever
     recommended_config(dense=True) -> RetrievalConfig                            # the tuned defaults
 
-Adapters from the law corpus (``compliance.rules.model.Law``)::
+Adapters from the law corpus (``compliance.rules.corpus.Law``)::
 
     law_documents(law, level="article"|"paragraph"|"law", include_recitals=False) -> list[Document]
         ids "<short_name>/<provision key>" (e.g. "eprivacy/art:5"), metadata law/key/kind/title, date from
@@ -51,8 +51,7 @@ Lower-level parts: :class:`Analyzer` (tokenizer + seed-001 denoising), :class:`B
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from compliance._lazy import lazy_exports
 
 __all__ = [
     "Analyzer",
@@ -111,14 +110,4 @@ _LAZY: dict[str, str] = {
     "recommended_config": "compliance.retrieval.indexes",
     "salient_terms": "compliance.retrieval.evidence",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compliance.retrieval' has no attribute {name!r}")
-    return getattr(import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -6,7 +6,7 @@ from datetime import date
 from typing import Literal
 
 from compliance.retrieval.types import Document
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 __all__ = ["law_date", "law_documents"]
 

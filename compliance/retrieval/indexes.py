@@ -87,7 +87,7 @@ def build_law_index(
     path: Path | None = None,
     encoder: Any = None,
 ) -> HybridRetriever:
-    """Index the provisions of ``laws`` (:class:`~compliance.rules.model.Law`) and save it (default
+    """Index the provisions of ``laws`` (:class:`~compliance.rules.corpus.Law`) and save it (default
     ``<index dir>/laws``)."""
     from compliance.retrieval.adapters import law_documents
 

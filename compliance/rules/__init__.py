@@ -14,17 +14,16 @@ Public API (imported lazily; importing this package loads neither lxml nor httpx
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from compliance.rules.model import Law, Provision, ProvisionKind
+from compliance._lazy import lazy_exports
+from compliance.rules.corpus import Law, Provision, ProvisionKind
 
 if TYPE_CHECKING:
     from compliance.rules.clml import parse_clml
     from compliance.rules.detect import detect_format, load_law_file, parse_law
     from compliance.rules.eu_json import parse_eu_json
     from compliance.rules.fetch import (
-        apply_pack_metadata,
         clear_law_cache,
         download,
         fetch_pack_source,
@@ -33,7 +32,15 @@ if TYPE_CHECKING:
         resolve_mirror,
     )
     from compliance.rules.formex import parse_formex
-    from compliance.rules.packs import LawPack, PackSource, RecitalLink, find_pack_for, get_pack, list_packs
+    from compliance.rules.packs import (
+        LawPack,
+        PackSource,
+        RecitalLink,
+        apply_pack_metadata,
+        find_pack_for,
+        get_pack,
+        list_packs,
+    )
     from compliance.rules.xml_safety import parse_xml
 
 __all__ = [
@@ -76,7 +83,7 @@ _LAZY = {
     "find_pack_for": "compliance.rules.packs",
     "get_pack": "compliance.rules.packs",
     "list_packs": "compliance.rules.packs",
-    "apply_pack_metadata": "compliance.rules.fetch",
+    "apply_pack_metadata": "compliance.rules.packs",
     "clear_law_cache": "compliance.rules.fetch",
     "download": "compliance.rules.fetch",
     "fetch_pack_source": "compliance.rules.fetch",
@@ -84,10 +91,4 @@ _LAZY = {
     "load_pack_law": "compliance.rules.fetch",
     "resolve_mirror": "compliance.rules.fetch",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compliance.rules' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

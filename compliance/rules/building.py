@@ -7,7 +7,7 @@ import re
 from datetime import date
 
 from compliance.errors import CorpusFormatError
-from compliance.rules.model import Provision, ProvisionKind
+from compliance.rules.corpus import Provision, ProvisionKind
 
 __all__ = ["ProvisionList", "normalise_space", "parse_iso_date", "sha256_hex"]
 

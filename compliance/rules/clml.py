@@ -32,7 +32,7 @@ from compliance.rules.building import (
     parse_iso_date,
     sha256_hex,
 )
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 from compliance.rules.xml_safety import local_name, parse_xml
 
 if TYPE_CHECKING:

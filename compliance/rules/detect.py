@@ -9,7 +9,7 @@ from importlib import import_module
 from pathlib import Path
 
 from compliance.errors import CorpusFormatError
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 __all__ = ["PARSERS", "detect_format", "load_law_file", "parse_law"]
 
@@ -105,12 +105,10 @@ def load_law_file(path: Path | str, *, data: bytes | None = None, apply_pack: bo
             raise CorpusFormatError(source, f"cannot read the file: {e.strerror or e}") from e
     law = parse_law(data, source=source)
     if apply_pack:
-        from compliance.rules.packs import find_pack_for
+        from compliance.rules.packs import apply_pack_metadata, find_pack_for
 
         pack = find_pack_for(law.identifier)
         if pack is not None:
-            from compliance.rules.fetch import apply_pack_metadata
-
             law = apply_pack_metadata(law, pack)
     return law
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from compliance.errors import CorpusFormatError
 from compliance.rules.building import ProvisionList, normalise_space, parse_iso_date, sha256_hex
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 __all__ = ["parse_eu_json", "strip_consolidation_markers"]
 

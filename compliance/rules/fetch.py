@@ -13,19 +13,16 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
-from dataclasses import replace
-from datetime import date
 from functools import lru_cache
 from pathlib import Path
 
 from compliance.errors import ChecksumMismatchError, CorpusFormatError, DownloadError
 from compliance.progress import bar
 from compliance.rules.building import sha256_hex
-from compliance.rules.model import Law
-from compliance.rules.packs import LawPack, PackSource, get_pack
+from compliance.rules.corpus import Law
+from compliance.rules.packs import LawPack, PackSource, apply_pack_metadata, get_pack
 
 __all__ = [
-    "apply_pack_metadata",
     "clear_law_cache",
     "download",
     "fetch_pack_source",
@@ -204,42 +201,6 @@ def fetch_pack_source(
     if verify:
         _verify(pack, data, url, source)
     return data, url
-
-
-def apply_pack_metadata(law: Law, pack: LawPack) -> Law:
-    """``law`` with the pack's identity (identifier, short name, title, type) and dates.
-
-    Dates read from an official file (Formex, CLML) win over the pack's; the pack fills the gaps. For EU JSON,
-    whose ``effective_date`` mixes entry into force and application, the pack's dates win.
-    """
-    official = law.source_format in ("formex4", "clml")
-
-    def pick(from_file: date | None, from_pack: date | None) -> date | None:
-        first, second = (from_file, from_pack) if official else (from_pack, from_file)
-        return first or second
-
-    metadata = dict(law.metadata)
-    metadata["pack"] = pack.name
-    if pack.short_title:
-        metadata["short_title"] = pack.short_title
-    if pack.eur_lex_url:
-        metadata["eur_lex_url"] = pack.eur_lex_url
-    if pack.date_applicable and not (official and metadata.get("date_applicable")):
-        metadata["date_applicable"] = pack.date_applicable.isoformat()
-    source_entry = pack.source_for_checksum(law.checksum) if law.checksum else None
-    if source_entry is not None:
-        metadata["pack_source_file"] = source_entry.file
-    return replace(
-        law,
-        identifier=pack.law_identifier,
-        short_name=pack.name,
-        title=pack.title,
-        jurisdiction=pack.jurisdiction,
-        law_type=pack.law_type,
-        date_adopted=pick(law.date_adopted, pack.date_adopted),
-        date_in_force=pick(law.date_in_force, pack.date_in_force),
-        metadata=metadata,
-    )
 
 
 def install_pack(

@@ -8,6 +8,7 @@ anything malformed raises :class:`~compliance.errors.LawPackError`.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date
 from functools import lru_cache
 from importlib import resources
@@ -17,9 +18,17 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from compliance.errors import LawNotFoundError, LawPackError
-from compliance.rules.model import Jurisdiction
+from compliance.rules.corpus import Jurisdiction, Law
 
-__all__ = ["LawPack", "PackSource", "RecitalLink", "get_pack", "list_packs", "load_pack_file"]
+__all__ = [
+    "LawPack",
+    "PackSource",
+    "RecitalLink",
+    "apply_pack_metadata",
+    "get_pack",
+    "list_packs",
+    "load_pack_file",
+]
 
 SourceFormat = Literal["formex4", "eu-json", "clml"]
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -233,3 +242,39 @@ def find_pack_for(identifier: str) -> LawPack | None:
             if pack.celex and pack.celex.upper() in (f"3{base}", ident):
                 return pack
     return None
+
+
+def apply_pack_metadata(law: Law, pack: LawPack) -> Law:
+    """``law`` with the pack's identity (identifier, short name, title, type) and dates.
+
+    Dates read from an official file (Formex, CLML) win over the pack's; the pack fills the gaps. For EU JSON,
+    whose ``effective_date`` mixes entry into force and application, the pack's dates win.
+    """
+    official = law.source_format in ("formex4", "clml")
+
+    def pick(from_file: date | None, from_pack: date | None) -> date | None:
+        first, second = (from_file, from_pack) if official else (from_pack, from_file)
+        return first or second
+
+    metadata = dict(law.metadata)
+    metadata["pack"] = pack.name
+    if pack.short_title:
+        metadata["short_title"] = pack.short_title
+    if pack.eur_lex_url:
+        metadata["eur_lex_url"] = pack.eur_lex_url
+    if pack.date_applicable and not (official and metadata.get("date_applicable")):
+        metadata["date_applicable"] = pack.date_applicable.isoformat()
+    source_entry = pack.source_for_checksum(law.checksum) if law.checksum else None
+    if source_entry is not None:
+        metadata["pack_source_file"] = source_entry.file
+    return replace(
+        law,
+        identifier=pack.law_identifier,
+        short_name=pack.name,
+        title=pack.title,
+        jurisdiction=pack.jurisdiction,
+        law_type=pack.law_type,
+        date_adopted=pick(law.date_adopted, pack.date_adopted),
+        date_in_force=pick(law.date_in_force, pack.date_in_force),
+        metadata=metadata,
+    )

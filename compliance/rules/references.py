@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from compliance.rules.model import Law
+from compliance.rules.corpus import Law
 
 __all__ = ["article_references", "citation_counts"]
 

@@ -12,7 +12,7 @@ Quick tour::
     store.upgrade()                      # Alembic upgrade to head (or store.ensure_schema(): only if empty)
 
     saved = store.save_law(law)          # -> SavedLaw(id, identifier, short_name, version, created, ...)
-    law = store.get_law("gdpr")          # -> compliance.rules.model.Law (latest version, provisions in order)
+    law = store.get_law("gdpr")          # -> compliance.rules.corpus.Law (latest version, provisions in order)
     ids = store.provision_id_map(saved.id)        # {"art:32": 123, ...}
 
     doc = store.save_document(parsed)    # -> SavedDocument(document_id, version_id, version, created, ...)
@@ -74,8 +74,9 @@ problems and invalid statuses.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from compliance._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from compliance.store.records import (
@@ -120,10 +121,4 @@ __all__ = [
 
 _LAZY = {name: "compliance.store.records" for name in __all__ if name != "Store"}
 _LAZY["Store"] = "compliance.store.repository"
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compliance.store' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

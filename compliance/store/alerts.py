@@ -21,7 +21,7 @@ class AlertsMixin(StoreBase):
         """Store the alerts raised by a run (status ``open``); returns how many. All or nothing."""
         from sqlalchemy import insert
 
-        from compliance.store.models import AlertRow, RunRow, utcnow
+        from compliance.store.orm import AlertRow, RunRow, utcnow
 
         now = utcnow()
         rows = [
@@ -61,7 +61,7 @@ class AlertsMixin(StoreBase):
     def _alerts(self, s: Session, *conditions: Any) -> list[AlertRecord]:
         from sqlalchemy import select
 
-        from compliance.store.models import (
+        from compliance.store.orm import (
             AlertAcknowledgementRow,
             AlertRow,
             Document,
@@ -128,7 +128,7 @@ class AlertsMixin(StoreBase):
         """Alerts, oldest first; ``status`` ``open``/``acknowledged``; ``law`` a short name, identifier or id."""
         from sqlalchemy import or_
 
-        from compliance.store.models import ALERT_STATUSES, AlertRow, LawRow
+        from compliance.store.orm import ALERT_STATUSES, AlertRow, LawRow
 
         conditions: list[Any] = []
         if status is not None:
@@ -147,7 +147,7 @@ class AlertsMixin(StoreBase):
 
     def get_alert(self, alert_id: int) -> AlertRecord:
         """An alert with its acknowledgements. Raises :class:`~compliance.errors.NotFoundError`."""
-        from compliance.store.models import AlertRow
+        from compliance.store.orm import AlertRow
 
         with self.session() as s:
             found = self._alerts(s, AlertRow.id == alert_id)
@@ -160,7 +160,7 @@ class AlertsMixin(StoreBase):
 
         Acknowledging again adds another row (the history is kept); the status stays ``acknowledged``.
         """
-        from compliance.store.models import AlertAcknowledgementRow, AlertRow
+        from compliance.store.orm import AlertAcknowledgementRow, AlertRow
 
         if not by or not by.strip():
             raise StoreError("an acknowledgement needs a name (by=)")

@@ -155,7 +155,7 @@ class StoreBase:
         """True when none of the store's tables exist (an empty ``alembic_version`` table may)."""
         from sqlalchemy import inspect
 
-        from compliance.store.models import Base
+        from compliance.store.orm import Base
 
         with self.engine.connect() as connection:
             names = set(inspect(connection).get_table_names())
@@ -201,7 +201,7 @@ class StoreBase:
         """Rows per table (``{"documents": 7, "paragraphs": 233, ...}``), for status pages and checks."""
         from sqlalchemy import func, select
 
-        from compliance.store.models import Base
+        from compliance.store.orm import Base
 
         with self.session() as s:
             return {
@@ -220,7 +220,7 @@ class StoreBase:
         target_id: Any = None,
         details: Mapping[str, Any] | None = None,
     ) -> None:
-        from compliance.store.models import AuditLogRow
+        from compliance.store.orm import AuditLogRow
 
         session.add(
             AuditLogRow(
@@ -256,7 +256,7 @@ class StoreBase:
         """Audit-log entries, newest first, optionally filtered."""
         from sqlalchemy import select
 
-        from compliance.store.models import AuditLogRow
+        from compliance.store.orm import AuditLogRow
 
         stmt = select(AuditLogRow).order_by(AuditLogRow.id.desc())
         if action is not None:
@@ -278,7 +278,7 @@ class StoreBase:
     def _check_ids(self, s: Session, what: str, ids: set[int]) -> None:
         from sqlalchemy import select
 
-        from compliance.store.models import LawRow, ParagraphRow, ProvisionRow
+        from compliance.store.orm import LawRow, ParagraphRow, ProvisionRow
 
         model: Any = {"paragraph": ParagraphRow, "provision": ProvisionRow, "law": LawRow}[what]
         found: set[int] = set()

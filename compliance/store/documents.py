@@ -18,8 +18,8 @@ from compliance.store.records import (
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from compliance.connectors.model import ParsedDocument
-    from compliance.store.models import (
+    from compliance.connectors.document import ParsedDocument
+    from compliance.store.orm import (
         Document,
         DocumentVersion,
         ParagraphRow,
@@ -40,7 +40,7 @@ class DocumentsMixin(StoreBase):
         """
         from sqlalchemy import select
 
-        from compliance.store.models import Document, DocumentVersion, ParagraphRow, utcnow
+        from compliance.store.orm import Document, DocumentVersion, ParagraphRow, utcnow
 
         if not doc.source:
             raise StoreError("a document needs a source name to be stored")
@@ -125,7 +125,7 @@ class DocumentsMixin(StoreBase):
     def _document_records(self, s: Session, documents: Sequence[Document]) -> list[DocumentRecord]:
         from sqlalchemy import select
 
-        from compliance.store.models import DocumentVersion
+        from compliance.store.orm import DocumentVersion
 
         versions: dict[int, list[DocumentVersionRecord]] = {d.id: [] for d in documents}
         for chunk in _chunks([d.id for d in documents]):
@@ -154,7 +154,7 @@ class DocumentsMixin(StoreBase):
         """Every stored document (ordered by id) with its versions."""
         from sqlalchemy import select
 
-        from compliance.store.models import Document
+        from compliance.store.orm import Document
 
         with self.session() as s:
             return self._document_records(s, list(s.scalars(select(Document).order_by(Document.id))))
@@ -167,7 +167,7 @@ class DocumentsMixin(StoreBase):
         """
         from sqlalchemy import select
 
-        from compliance.store.models import Document
+        from compliance.store.orm import Document
 
         with self.session() as s:
             document: Document | None = None
@@ -188,7 +188,7 @@ class DocumentsMixin(StoreBase):
         """
         from sqlalchemy import select
 
-        from compliance.store.models import Document, DocumentVersion
+        from compliance.store.orm import Document, DocumentVersion
 
         with self.session() as s:
             stmt = select(DocumentVersion.text).join(Document, DocumentVersion.document_id == Document.id)
@@ -206,7 +206,7 @@ class DocumentsMixin(StoreBase):
     def _paragraph_query(self) -> Any:
         from sqlalchemy import select
 
-        from compliance.store.models import Document, DocumentVersion, ParagraphRow
+        from compliance.store.orm import Document, DocumentVersion, ParagraphRow
 
         return (
             select(ParagraphRow, DocumentVersion.document_id, DocumentVersion.version, Document.source)
@@ -228,7 +228,7 @@ class DocumentsMixin(StoreBase):
         """
         from sqlalchemy import select
 
-        from compliance.store.models import Document, DocumentVersion, ParagraphRow
+        from compliance.store.orm import Document, DocumentVersion, ParagraphRow
 
         stmt = select(DocumentVersion.id).join(Document, DocumentVersion.document_id == Document.id)
         if latest_only:
@@ -257,7 +257,7 @@ class DocumentsMixin(StoreBase):
         Raises:
             NotFoundError: one of the ids does not exist.
         """
-        from compliance.store.models import ParagraphRow
+        from compliance.store.orm import ParagraphRow
 
         wanted = list(ids)
         found: dict[int, StoredParagraph] = {}

@@ -13,8 +13,8 @@ from compliance.store.records import LawRecord, SavedLaw, StoredProvision, to_js
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from compliance.rules.model import Law
-    from compliance.store.models import LawRow
+    from compliance.rules.corpus import Law
+    from compliance.store.orm import LawRow
 
 
 class LawsMixin(StoreBase):
@@ -33,7 +33,7 @@ class LawsMixin(StoreBase):
         """
         from sqlalchemy import func, select, update
 
-        from compliance.store.models import LawRow, ProvisionRow
+        from compliance.store.orm import LawRow, ProvisionRow
 
         if not law.identifier or not law.short_name:
             raise StoreError("a law needs an identifier and a short name to be stored")
@@ -129,7 +129,7 @@ class LawsMixin(StoreBase):
     def _find_law(self, s: Session, name_or_identifier: str | int, version: int | None) -> LawRow:
         from sqlalchemy import or_, select
 
-        from compliance.store.models import LawRow
+        from compliance.store.orm import LawRow
 
         if isinstance(name_or_identifier, int):
             row = s.get(LawRow, name_or_identifier)
@@ -147,14 +147,14 @@ class LawsMixin(StoreBase):
         return row
 
     def get_law(self, name_or_identifier: str | int, version: int | None = None) -> Law:
-        """The stored law as a :class:`~compliance.rules.model.Law` (latest version unless ``version``).
+        """The stored law as a :class:`~compliance.rules.corpus.Law` (latest version unless ``version``).
 
         ``name_or_identifier`` is a short name (``"gdpr"``), an identifier (``"32016R0679"``) or a law id.
 
         Raises:
             LawNotFoundError: nothing matches.
         """
-        from compliance.rules.model import Law, Provision
+        from compliance.rules.corpus import Law, Provision
 
         with self.session() as s:
             row = self._find_law(s, name_or_identifier, version)
@@ -196,7 +196,7 @@ class LawsMixin(StoreBase):
         """Stored laws by short name: the latest version of each, or every version."""
         from sqlalchemy import select
 
-        from compliance.store.models import LawRow
+        from compliance.store.orm import LawRow
 
         with self.session() as s:
             rows = list(s.scalars(select(LawRow).order_by(LawRow.short_name, LawRow.version)))
@@ -206,7 +206,7 @@ class LawsMixin(StoreBase):
     def _law_records(self, s: Session, rows: Sequence[LawRow]) -> list[LawRecord]:
         from sqlalchemy import func, select
 
-        from compliance.store.models import LawRow, ProvisionRow
+        from compliance.store.orm import LawRow, ProvisionRow
 
         if not rows:
             return []
@@ -261,7 +261,7 @@ class LawsMixin(StoreBase):
         from sqlalchemy import select
         from sqlalchemy.orm import aliased
 
-        from compliance.store.models import ProvisionRow
+        from compliance.store.orm import ProvisionRow
 
         parent = aliased(ProvisionRow)
         stmt = select(ProvisionRow, parent.key).outerjoin(parent, ProvisionRow.parent_id == parent.id)
@@ -313,7 +313,7 @@ class LawsMixin(StoreBase):
         """``{provision key: provision id}`` for one stored law version."""
         from sqlalchemy import select
 
-        from compliance.store.models import ProvisionRow
+        from compliance.store.orm import ProvisionRow
 
         with self.session() as s:
             rows = s.execute(select(ProvisionRow.key, ProvisionRow.id).where(ProvisionRow.law_id == law_id))

@@ -10,7 +10,7 @@ from compliance.store.base import StoreBase
 from compliance.store.records import LinkRecord, NewLink, ReviewRecord, to_jsonable
 
 if TYPE_CHECKING:
-    from compliance.store.models import LinkRow
+    from compliance.store.orm import LinkRow
 
 
 class LinksMixin(StoreBase):
@@ -26,7 +26,7 @@ class LinksMixin(StoreBase):
         """
         from sqlalchemy import insert
 
-        from compliance.store.models import LINK_STATUSES, LinkRow, RunRow, utcnow
+        from compliance.store.orm import LINK_STATUSES, LinkRow, RunRow, utcnow
 
         now = utcnow()
         rows = []
@@ -61,7 +61,7 @@ class LinksMixin(StoreBase):
     def _links_query(self) -> Any:
         from sqlalchemy import func, select
 
-        from compliance.store.models import LawRow, LinkRow, ProvisionRow, ReviewRow
+        from compliance.store.orm import LawRow, LinkRow, ProvisionRow, ReviewRow
 
         latest = select(ReviewRow.link_id, func.max(ReviewRow.id).label("review_id")).group_by(
             ReviewRow.link_id
@@ -96,7 +96,7 @@ class LinksMixin(StoreBase):
         """
         from sqlalchemy import or_, select
 
-        from compliance.store.models import DocumentVersion, LawRow, LinkRow, ParagraphRow, ProvisionRow
+        from compliance.store.orm import DocumentVersion, LawRow, LinkRow, ParagraphRow, ProvisionRow
 
         stmt, current = self._links_query()
         if run_id is not None:
@@ -129,7 +129,7 @@ class LinksMixin(StoreBase):
 
     def get_link(self, link_id: int) -> LinkRecord:
         """A link with its current status. Raises :class:`~compliance.errors.NotFoundError`."""
-        from compliance.store.models import LinkRow
+        from compliance.store.orm import LinkRow
 
         stmt, _ = self._links_query()
         with self.session() as s:
@@ -148,7 +148,7 @@ class LinksMixin(StoreBase):
         """
         from sqlalchemy import func, select
 
-        from compliance.store.models import (
+        from compliance.store.orm import (
             Document,
             DocumentVersion,
             LawRow,
@@ -238,7 +238,7 @@ class LinksMixin(StoreBase):
             NotFoundError: no such link.
             StoreError: invalid decision or empty reviewer.
         """
-        from compliance.store.models import LINK_STATUSES, LinkRow, ReviewRow
+        from compliance.store.orm import LINK_STATUSES, LinkRow, ReviewRow
 
         if decision not in LINK_STATUSES:
             raise StoreError(f"invalid decision {decision!r}; expected one of {LINK_STATUSES}")
@@ -264,7 +264,7 @@ class LinksMixin(StoreBase):
         """Every decision on a link, oldest first."""
         from sqlalchemy import select
 
-        from compliance.store.models import ReviewRow
+        from compliance.store.orm import ReviewRow
 
         with self.session() as s:
             rows = s.scalars(select(ReviewRow).where(ReviewRow.link_id == link_id).order_by(ReviewRow.id))

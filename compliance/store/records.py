@@ -97,7 +97,7 @@ class LawRecord(_Record):
 
 @dataclass(frozen=True, slots=True)
 class StoredProvision(_Record):
-    """A stored provision with its database id (``parent_key`` as in :class:`compliance.rules.model.Provision`)."""
+    """A stored provision with its database id (``parent_key`` as in :class:`compliance.rules.corpus.Provision`)."""
 
     id: int
     law_id: int

@@ -1,7 +1,7 @@
 """The repository: :class:`Store`, the one way the rest of the package reads and writes the database.
 
-Methods take and return plain dataclasses (:mod:`compliance.store.records`, :mod:`compliance.rules.model`,
-:mod:`compliance.connectors.model`). Each public method runs in its own transaction: it stores everything or
+Methods take and return plain dataclasses (:mod:`compliance.store.records`, :mod:`compliance.rules.corpus`,
+:mod:`compliance.connectors.document`). Each public method runs in its own transaction: it stores everything or
 nothing, and every mutation writes its ``audit_log`` row inside that same transaction.
 
 ``Store`` is assembled from one part per concept: :mod:`~compliance.store.base` (engine, sessions, schema,

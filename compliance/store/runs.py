@@ -13,7 +13,7 @@ from compliance.store.base import StoreBase
 from compliance.store.records import ActiveRun, RunRecord, to_jsonable
 
 if TYPE_CHECKING:
-    from compliance.store.models import RunRow
+    from compliance.store.orm import RunRow
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class RunsMixin(StoreBase):
             config: the run's typed config (dataclass, pydantic model or mapping), stored as JSON.
             model: the model identity (name, revision, checksum …), stored as JSON.
         """
-        from compliance.store.models import RunRow
+        from compliance.store.orm import RunRow
 
         if not kind:
             raise StoreError("a run needs a kind")
@@ -59,7 +59,7 @@ class RunsMixin(StoreBase):
         actor: str | None = None,
     ) -> RunRecord:
         """Mark a run finished (``succeeded`` or ``failed``) with its stats and error text."""
-        from compliance.store.models import RunRow, utcnow
+        from compliance.store.orm import RunRow, utcnow
 
         if status not in ("succeeded", "failed"):
             raise StoreError(f"a run finishes as 'succeeded' or 'failed', not {status!r}")
@@ -115,7 +115,7 @@ class RunsMixin(StoreBase):
 
     def get_run(self, run_id: int) -> RunRecord:
         """A run by id. Raises :class:`~compliance.errors.NotFoundError`."""
-        from compliance.store.models import RunRow
+        from compliance.store.orm import RunRow
 
         with self.session() as s:
             row = s.get(RunRow, run_id)
@@ -127,7 +127,7 @@ class RunsMixin(StoreBase):
         """Runs, newest first."""
         from sqlalchemy import select
 
-        from compliance.store.models import RunRow
+        from compliance.store.orm import RunRow
 
         stmt = select(RunRow).order_by(RunRow.id.desc())
         if kind is not None:

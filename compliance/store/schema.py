@@ -96,7 +96,7 @@ def migration_connection(engine: Engine) -> Iterator[Connection]:
 
 def configure_options(connection: Connection) -> dict[str, Any]:
     """Alembic context options shared by ``env.py`` and :func:`schema_diff` (so both compare alike)."""
-    from compliance.store.models import Base
+    from compliance.store.orm import Base
 
     return {
         "target_metadata": Base.metadata,
@@ -157,7 +157,7 @@ def schema_diff(connection: Connection) -> list[Any]:
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
-    from compliance.store.models import Base
+    from compliance.store.orm import Base
 
     ctx = MigrationContext.configure(connection, opts=configure_options(connection))
     return list(compare_metadata(ctx, Base.metadata))

@@ -1,0 +1,26 @@
+"""Evaluation of article rankers on labelled texts (seed 000 metrics beside the frequency prior).
+
+The evaluator contract (sentence-transformers style): queries and gold articles as dicts keyed by id in, a flat
+metrics dict with a primary metric (MRR) out. ``compliance evaluate`` runs it on the user's own labelled JSONL.
+
+Public API (imported lazily)::
+
+    ArticleEvaluator(queries, gold, name)(ranker) -> {"mrr": ..., "f_M": ..., ...}
+    evaluate(law, recital_map, model_path=...) -> EvaluationReport
+"""
+
+from __future__ import annotations
+
+from compliance._lazy import lazy_exports
+
+_EXPORTS = {
+    "ArticleEvaluator": "compliance.evaluation.evaluator",
+    "ArticleRanker": "compliance.evaluation.evaluator",
+    "QuerySet": "compliance.evaluation.evaluator",
+    "PRIMARY_METRIC": "compliance.evaluation.metrics",
+    "article_metrics": "compliance.evaluation.metrics",
+    "EvaluationReport": "compliance.evaluation.run",
+    "evaluate": "compliance.evaluation.run",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
