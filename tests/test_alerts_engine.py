@@ -119,15 +119,15 @@ def test_changed_provisions_detects_new_and_removed_text() -> None:
 
 
 def test_hook_skips_without_model_or_controls(store: Any) -> None:
-    from compliance.alerts.service import alerts_after_law_stored
+    from compliance.app.alerts import alerts_after_law_stored
     from compliance.connectors import parse_path
     from compliance.rules import load_law_file
 
     store.save_law(load_law_file(FIXTURES / "mini_cookie_law.json"))
-    assert alerts_after_law_stored(store, "minicookie")["reason"] == "no stored controls"
+    assert alerts_after_law_stored(store, "minicookie").reason == "no stored controls"
     store.save_document(parse_path(FIXTURES / "controls.txt"))
     note = alerts_after_law_stored(store, "minicookie")
-    assert note["status"] == "skipped" and "train-decision" in str(note)
+    assert note.status == "skipped" and "train-decision" in str(note.reason)
 
 
 def test_cli_laws_add_raises_alerts_then_list_show_ack(
@@ -247,7 +247,7 @@ def test_cli_alerts_run_posts_signed_webhook(tmp_path: Path, decision: Any) -> N
 
 
 def test_hook_reports_a_failed_run(store: Any, tmp_path: Path) -> None:
-    from compliance.alerts.service import alerts_after_law_stored
+    from compliance.app.alerts import alerts_after_law_stored
     from compliance.connectors import parse_path
     from compliance.rules import load_law_file
 
@@ -256,4 +256,4 @@ def test_hook_reports_a_failed_run(store: Any, tmp_path: Path) -> None:
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "config.json").write_text('{"kind": "something-else"}')
     note = alerts_after_law_stored(store, "minicookie", model_path=tmp_path / "broken")
-    assert note["status"] == "failed" and "C501" in str(note)
+    assert note.status == "failed" and "C501" in str(note.reason)

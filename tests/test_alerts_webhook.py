@@ -15,12 +15,12 @@ import pytest
 from compliance.alerts.notify import (
     SIGNATURE_HEADER,
     WebhookConfig,
-    console_summary,
     encode_payload,
     send_webhook,
     sign_body,
     verify_signature,
 )
+from compliance.cli.alerts import alert_run_summary
 from compliance.errors import ConfigurationError, NotificationError
 
 SECRET = "s3cret-key"
@@ -151,7 +151,7 @@ def test_config_validation_and_settings(monkeypatch: pytest.MonkeyPatch) -> None
     assert cfg is not None and cfg.url == "http://127.0.0.1:9/x" and cfg.secret == "k"
 
 
-def test_console_summary_lists_alerts() -> None:
+def test_alert_run_summary_lists_alerts() -> None:
     alerts = [
         {
             "decision": "alert",
@@ -166,6 +166,6 @@ def test_console_summary_lists_alerts() -> None:
             "evidence": {"provision_key": "art:6", "shared_terms": []},
         },
     ]
-    text = console_summary({"run_id": 1, "law": "eprivacy"}, alerts)
+    text = alert_run_summary({"run_id": 1, "law": "eprivacy"}, alerts)
     assert "1 alert(s), 1 to review" in text
     assert "art:5" in text and "cookie" in text

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from compliance.audit import audit, export_links
+from compliance.app import audit_documents, export_links
 from compliance.cli import cli
 from compliance.linking.classifier_links import ClassifierLinkConfig, link_status
 from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
@@ -50,7 +50,9 @@ def test_audit_stores_links_and_is_idempotent(store: Any, model_dir: Path, tmp_p
     doc.parent.mkdir()
     doc.write_text(POLICY, encoding="utf-8")
     clf = load(model_dir, device="cpu", bf16=False)
-    report = audit(store, [doc.parent], clf, config=ClassifierLinkConfig(top_k=3, review_band=(0.0, 0.5)))
+    report = audit_documents(
+        store, [doc.parent], clf, config=ClassifierLinkConfig(top_k=3, review_band=(0.0, 0.5))
+    )
     assert len(report.documents) == 1 and not report.failures
     summary = report.documents[0]
     assert summary.status == "new"
@@ -74,7 +76,7 @@ def test_audit_stores_links_and_is_idempotent(store: Any, model_dir: Path, tmp_p
     assert run.kind == "audit" and run.status == "succeeded"
     assert run.model["identity"] == clf.identity
     # unchanged document, same model: nothing classified again
-    again = audit(store, [doc], clf)
+    again = audit_documents(store, [doc], clf)
     assert again.documents[0].status == "unchanged" and again.links == 0
     # export
     out_csv = tmp_path / "links.csv"

@@ -195,11 +195,11 @@ def test_laws_install_and_show_gdpr(gdpr_db: tuple[str, Result], gdpr_xml: Path)
 def test_laws_install_is_idempotent(
     gdpr_db: tuple[str, Result], gdpr_xml: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compliance.cli.laws as laws_cli
+    import compliance.app.laws as laws_app
 
     url, _ = gdpr_db
     calls: list[Any] = []
-    monkeypatch.setattr(laws_cli, "after_law_stored", lambda store, saved, law: calls.append(saved))
+    monkeypatch.setattr(laws_app, "alerts_after_law_stored", lambda store, name, version: calls.append(name))
     again = invoke("laws", "install", "gdpr", "--from", gdpr_xml, "--database", url)
     assert again.exit_code == 0 and "already stored" in again.stdout
     assert calls == []  # the hook runs only for new laws or versions
@@ -213,12 +213,10 @@ def test_laws_install_is_idempotent(
 
 
 def test_laws_add_file_with_a_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import compliance.cli.laws as laws_cli
+    import compliance.app.laws as laws_app
 
     calls: list[Any] = []
-    monkeypatch.setattr(
-        laws_cli, "after_law_stored", lambda store, saved, law: calls.append(saved.short_name)
-    )
+    monkeypatch.setattr(laws_app, "alerts_after_law_stored", lambda store, name, version: calls.append(name))
     url = f"sqlite:///{tmp_path / 'add.db'}"
     added = as_json(invoke("laws", "add", MINI_REGULATION, "--name", "Mini", "--database", url, "--json"))
     assert added["created"] is True and added["short_name"] == "mini"

@@ -111,7 +111,7 @@ class AlertRunResult:
     stats: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
-        """The fields :func:`compliance.alerts.notify.console_summary` and webhook payloads use."""
+        """The run in figures (webhook payloads and the CLI use it)."""
         return {
             "run_id": self.run_id,
             "law": self.law,

@@ -1,4 +1,4 @@
-"""Alert notification: a console summary and a signed JSON webhook.
+"""Alert notification: a signed JSON webhook.
 
 The webhook body is the UTF-8 JSON of the payload (keys sorted, no extra whitespace); the header
 ``X-Compliance-Signature: sha256=<hex>`` is HMAC-SHA256 of exactly those bytes with the configured secret, so a
@@ -18,7 +18,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,6 @@ __all__ = [
     "SIGNATURE_HEADER",
     "WebhookConfig",
     "WebhookDelivery",
-    "console_summary",
     "encode_payload",
     "send_webhook",
     "sign_body",
@@ -163,31 +162,3 @@ def send_webhook(
     raise NotificationError(
         f"webhook {config.url} could not be reached after {attempts} attempts: {'; '.join(errors)}"
     )
-
-
-def console_summary(run: Mapping[str, Any], alerts: Sequence[Mapping[str, Any]], *, limit: int = 10) -> str:
-    """A short human-readable summary of an alert run (the CLI prints it).
-
-    Args:
-        run: ``{"run_id", "law", "provisions_queried", "controls_searched"}`` (missing keys are tolerated).
-        alerts: alert dicts with ``decision``, ``score``, ``paragraph_id`` and ``evidence``.
-        limit: how many alerts to list.
-    """
-    proposed = [a for a in alerts if a.get("decision") == "alert"]
-    review = [a for a in alerts if a.get("decision") == "review"]
-    law = run.get("law", "?")
-    lines = [
-        f"alert run {run.get('run_id', '?')} for law {law}: {len(proposed)} alert(s), "
-        f"{len(review)} to review ({run.get('provisions_queried', '?')} provision(s) against "
-        f"{run.get('controls_searched', '?')} control paragraph(s))"
-    ]
-    for a in list(alerts)[:limit]:
-        ev = a.get("evidence") or {}
-        terms = ", ".join(ev.get("shared_terms", [])[:5])
-        lines.append(
-            f"  [{a.get('decision')}] {float(a.get('score', 0.0)):.3f}  paragraph {a.get('paragraph_id')}"
-            f"  ← {ev.get('provision_key', '?')}  ({terms})"
-        )
-    if len(alerts) > limit:
-        lines.append(f"  … {len(alerts) - limit} more (compliance alerts list)")
-    return "\n".join(lines)

@@ -3,22 +3,69 @@
 from __future__ import annotations
 
 import getpass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import click
 
-from compliance.cli.options import database_option, echo_json, echo_table, json_option
+from compliance.cli.options import (
+    database_option,
+    device_option,
+    echo_json,
+    echo_table,
+    json_option,
+    open_store,
+    snippet,
+)
+
+if TYPE_CHECKING:
+    from compliance.app.alerts import AlertRunOutcome
+
+
+def alert_run_summary(run: Mapping[str, Any], alerts: Sequence[Mapping[str, Any]], *, limit: int = 10) -> str:
+    """A short human-readable summary of an alert run: counts, then the best ``limit`` alerts.
+
+    Args:
+        run: ``{"run_id", "law", "provisions_queried", "controls_searched"}`` (missing keys are tolerated).
+        alerts: alert dicts with ``decision``, ``score``, ``paragraph_id`` and ``evidence``.
+        limit: how many alerts to list.
+    """
+    proposed = [a for a in alerts if a.get("decision") == "alert"]
+    review = [a for a in alerts if a.get("decision") == "review"]
+    lines = [
+        f"alert run {run.get('run_id', '?')} for law {run.get('law', '?')}: {len(proposed)} alert(s), "
+        f"{len(review)} to review ({run.get('provisions_queried', '?')} provision(s) against "
+        f"{run.get('controls_searched', '?')} control paragraph(s))"
+    ]
+    for a in list(alerts)[:limit]:
+        ev = a.get("evidence") or {}
+        terms = ", ".join(ev.get("shared_terms", [])[:5])
+        lines.append(
+            f"  [{a.get('decision')}] {float(a.get('score', 0.0)):.3f}  paragraph {a.get('paragraph_id')}"
+            f"  ← {ev.get('provision_key', '?')}  ({terms})"
+        )
+    if len(alerts) > limit:
+        lines.append(f"  … {len(alerts) - limit} more (compliance alerts list)")
+    return "\n".join(lines)
+
+
+def render_alert_outcome(outcome: AlertRunOutcome) -> None:
+    """Print what an alert pass did (the one renderer for ``alerts run`` and the pass after ``laws add``)."""
+    if outcome.status == "skipped":
+        click.echo(f"alerts skipped: {outcome.reason}")
+        return
+    if outcome.status == "failed":
+        click.echo(f"alert run failed {outcome.reason}")
+        return
+    click.echo(alert_run_summary(outcome.summary, outcome.items))
+    if outcome.notification.get("webhook") == "failed":
+        click.echo(f"webhook notification failed: {outcome.notification['error']}", err=True)
 
 
 @click.group()
 def alerts() -> None:
     """Alerts raised when a new law (or a changed version) concerns stored controls."""
-
-
-def _snippet(text: str, n: int = 70) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _row(a: dict[str, Any]) -> dict[str, Any]:
@@ -32,7 +79,7 @@ def _row(a: dict[str, Any]) -> dict[str, Any]:
         "score": f"{a['score']:.3f}",
         "status": a["status"],
         "document": Path(str(a["document_source"])).name,
-        "paragraph": _snippet(a.get("paragraph_text", "")),
+        "paragraph": snippet(a.get("paragraph_text", "")),
     }
 
 
@@ -56,16 +103,11 @@ def list_alerts(
     as_json: bool,
 ) -> None:
     """List alerts (newest run first, then by rank); each carries an ``evidence`` object in --json."""
-    from compliance.alerts.service import alert_to_dict
-    from compliance.cli.db import open_store
+    from compliance.app import list_alerts as stored_alerts
 
-    records = open_store(database_url).list_alerts(status=status, law=law, run_id=run_id)
-    items = [alert_to_dict(r) for r in records]
-    if decision is not None:
-        items = [a for a in items if a["decision"] == decision]
-    items.sort(key=lambda a: (-a["run_id"], a["rank"] if a["rank"] is not None else 1 << 30, a["id"]))
-    if limit is not None:
-        items = items[:limit]
+    items = stored_alerts(
+        open_store(database_url), status=status, law=law, run_id=run_id, decision=decision, limit=limit
+    )
     if as_json:
         echo_json(items)
         return
@@ -81,10 +123,9 @@ def list_alerts(
 @json_option
 def show(alert_id: int, database_url: str | None, as_json: bool) -> None:
     """Show one alert with its evidence and acknowledgements."""
-    from compliance.alerts.service import alert_to_dict
-    from compliance.cli.db import open_store
+    from compliance.app import get_alert
 
-    data = alert_to_dict(open_store(database_url).get_alert(alert_id))
+    data = get_alert(open_store(database_url), alert_id)
     if as_json:
         echo_json(data)
         return
@@ -94,7 +135,7 @@ def show(alert_id: int, database_url: str | None, as_json: bool) -> None:
         f"v{data['law_version']}, run {data['run_id']}, rank {data['rank']}, score {data['score']:.3f}"
     )
     click.echo(f"  document:   {data['document_source']} (paragraph {data['paragraph_id']})")
-    click.echo(f"  paragraph:  {_snippet(data['paragraph_text'], 300)}")
+    click.echo(f"  paragraph:  {snippet(data['paragraph_text'], 300)}")
     click.echo(f"  provision:  {ev.get('provision_key', '-')} {ev.get('provision_title', '')}")
     click.echo(f"              {ev.get('provision_snippet', '')}")
     click.echo(f"  terms:      {', '.join(ev.get('shared_terms', [])) or '-'}")
@@ -120,12 +161,10 @@ def ack(
     alert_ids: tuple[int, ...], by: str | None, comment: str | None, database_url: str | None, as_json: bool
 ) -> None:
     """Acknowledge one or more alerts (the history of acknowledgements is kept)."""
-    from compliance.alerts.service import alert_to_dict
-    from compliance.cli.db import open_store
+    from compliance.app import acknowledge_alerts
 
-    store = open_store(database_url)
     who = by or getpass.getuser()
-    done = [alert_to_dict(store.acknowledge_alert(i, who, comment)) for i in alert_ids]
+    done = acknowledge_alerts(open_store(database_url), alert_ids, who, comment)
     if as_json:
         echo_json(done)
         return
@@ -167,38 +206,25 @@ def run(
     as_json: bool,
 ) -> None:
     """Run an alert pass for a stored LAW against every stored control paragraph."""
-    from compliance.alerts.engine import AlertConfig, load_decision_model, run_alerts
-    from compliance.alerts.notify import WebhookConfig, console_summary
-    from compliance.alerts.service import notify_run
-    from compliance.cli.db import open_store
-    from compliance.search import LawSearch, default_retrieval_config
+    from compliance.alerts.notify import WebhookConfig
+    from compliance.app import run_law_alerts
 
-    store = open_store(database_url)
-    decision = load_decision_model(str(model_path) if model_path else None)
-    search = LawSearch(store, default_retrieval_config(dense=not bm25_only))
-    result = run_alerts(
-        store,
+    outcome = run_law_alerts(
+        open_store(database_url),
         law,
         version=version,
-        decision=decision,
-        search=search,
-        config=AlertConfig(changed_only=not all_provisions),
-    )
-    notification = (
-        {"webhook": "disabled"}
-        if no_notify
-        else notify_run(result, WebhookConfig.from_settings(webhook, webhook_secret))
+        all_provisions=all_provisions,
+        model_path=model_path,
+        dense=not bm25_only,
+        webhook=None if no_notify else WebhookConfig.from_settings(webhook, webhook_secret),
+        notify=not no_notify,
     )
     if as_json:
-        echo_json({**result.summary(), "notification": notification, "items": result.payload()["items"]})
+        data = outcome.to_dict()
+        data.pop("status"), data.pop("reason")
+        echo_json(data)
         return
-    items = [
-        {"paragraph_id": a.paragraph_id, "decision": a.decision, "score": a.score, "evidence": a.evidence}
-        for a in result.alerts
-    ]
-    click.echo(console_summary(result.summary(), items))
-    if notification.get("webhook") == "failed":
-        click.echo(f"webhook notification failed: {notification['error']}", err=True)
+    render_alert_outcome(outcome)
 
 
 @alerts.command("train-decision")
@@ -241,7 +267,7 @@ def run(
     show_default=True,
     help="Pairs of at least this grade count as relevant when calibrating the threshold.",
 )
-@click.option("--device", default="cpu", show_default=True)
+@device_option
 @json_option
 def train_decision(
     out_dir: Path | None,
@@ -254,16 +280,12 @@ def train_decision(
     max_steps: int | None,
     loss: str,
     relevant_grade: int,
-    device: str,
+    device: str | None,
     as_json: bool,
 ) -> None:
     """Fine-tune the link-decision bi-encoder on graded law-passage pairs and calibrate its threshold."""
-    from compliance.linking.decision import (
-        LinkDecisionConfig,
-        default_decision_dir,
-        train_link_decision,
-        training_laws,
-    )
+    from compliance.app import train_decision as train
+    from compliance.linking.decision import LinkDecisionConfig
 
     config = LinkDecisionConfig(
         base_model=base_model,
@@ -272,27 +294,17 @@ def train_decision(
         epochs=epochs,
         max_steps=max_steps,
         loss=cast(Literal["cosent", "cosine"], loss),
-        device=device,
+        device=device or "cpu",
         relevant_grade=relevant_grade,
     )
-    target = out_dir or default_decision_dir()
-    model = train_link_decision(training_laws(shared_data, exclude=exclude), config, out_dir=target)
-    metrics = model.info["metrics"]
+    summary = train(config, out_dir=out_dir, law_mirror=shared_data, exclude=exclude)
     if as_json:
-        echo_json(
-            {
-                "path": str(target),
-                "threshold": model.threshold,
-                "band_lower": model.lower,
-                "metrics": metrics,
-                "training": model.info["training"],
-                "data": model.info["data"],
-            }
-        )
+        echo_json(summary)
         return
+    metrics = summary["metrics"]
     before, after = metrics["heldout_before_fine_tuning"], metrics["heldout"]
-    click.echo(f"saved to {target}")
+    click.echo(f"saved to {summary['path']}")
     click.echo(
-        f"held-out F1 {before['f1']:.3f} -> {after['f1']:.3f}; threshold {model.threshold:.3f}, "
-        f"review band [{model.lower:.3f}, {model.threshold:.3f})"
+        f"held-out F1 {before['f1']:.3f} -> {after['f1']:.3f}; threshold {summary['threshold']:.3f}, "
+        f"review band [{summary['band_lower']:.3f}, {summary['threshold']:.3f})"
     )

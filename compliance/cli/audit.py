@@ -3,12 +3,18 @@ links for review, print a summary per document and optionally export the links."
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from compliance.cli.options import classifier_options, database_option, json_option
+from compliance.cli.options import (
+    classifier_options,
+    database_option,
+    echo_json,
+    json_option,
+    load_classifier,
+    open_store,
+)
 
 
 @click.command("audit")
@@ -50,25 +56,20 @@ def audit_command(
     as_json: bool,
 ) -> None:
     """Audit documents against the GDPR: ingest, classify paragraphs, store scored links, summarise."""
-    from compliance.audit import audit, export_links
-    from compliance.cli.db import open_store
-    from compliance.cli.train import load_or_train
+    from compliance.app import audit_documents, export_links
+    from compliance.cli.ingest import report_failure
     from compliance.linking.classifier_links import ClassifierLinkConfig
 
-    classifier = load_or_train(model_path, device=device, train_if_missing=train_if_missing)
+    classifier = load_classifier(model_path, device, train_if_missing)
     store = open_store(database_url)
-
-    def report_error(p: Path, failure: dict[str, str]) -> None:
-        click.echo(f"error [{failure['code']}]: {failure['error']}", err=True)
-
-    result = audit(
+    result = audit_documents(
         store,
         list(paths),
         classifier,
         config=ClassifierLinkConfig(top_k=top_k),
         relative_to=relative_to,
         recursive=not no_recursive,
-        on_error=report_error,
+        on_error=report_failure,
     )
     exported = None
     if export_path is not None:
@@ -76,7 +77,7 @@ def audit_command(
     if as_json:
         data = result.to_dict()
         data["exported"] = {"path": str(export_path), "rows": exported} if export_path else None
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        echo_json(data)
     else:
         click.echo(
             f"audit run {result.run_id}: {len(result.documents)} document(s), {result.links} link(s), "

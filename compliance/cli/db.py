@@ -1,29 +1,10 @@
-"""``compliance db``: create and migrate the database; :func:`open_store` for the other commands."""
+"""``compliance db``: create and migrate the database."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import click
 
 from compliance.cli.options import database_option, echo_json, json_option
-
-if TYPE_CHECKING:
-    from compliance.store import Store
-
-
-def open_store(database_url: str | None, *, auto_upgrade: bool = True) -> Store:
-    """The store for a command: ``--database`` / ``COMPLIANCE_DATABASE_URL`` / SQLite in the data home.
-
-    An empty database is created (migrated to head) on the spot, so that a first ``compliance ingest`` just
-    works; a database at an older schema revision is left alone and the command fails with a message saying to
-    run ``compliance db upgrade``.
-    """
-    from compliance.store import Store
-
-    store = Store(database_url)
-    store.ensure_schema(auto_upgrade=auto_upgrade)
-    return store
 
 
 @click.group()

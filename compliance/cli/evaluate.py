@@ -65,7 +65,7 @@ def evaluate_command(
 ) -> None:
     """Seed-000 metrics (Rec, Prec, F^μ, F^M, Rec@3, MRR) of the model beside the frequency prior, BM25 and
     the zero-shot base encoder."""
-    from compliance.cli.train import gdpr_training_inputs
+    from compliance.app.classifier import gdpr_training_inputs
     from compliance.evaluation.run import evaluate
     from compliance.models.classifier import default_model_path
     from compliance.progress import progress_enabled

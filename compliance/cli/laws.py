@@ -2,62 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from compliance.cli.options import database_option, echo_json, echo_table, json_option
+from compliance.cli.options import database_option, echo_json, echo_table, json_option, open_store
 
 if TYPE_CHECKING:
-    from compliance.rules.corpus import Law
-    from compliance.store import LawRecord, SavedLaw, Store
+    from compliance.app.laws import LawStored
+    from compliance.store import LawRecord
 
 
-def after_law_stored(store: Store, saved: SavedLaw, law: Law) -> Any:
-    """Hook run by ``laws install`` and ``laws add`` after a *new* law or law version was stored.
+def _echo_stored(stored: LawStored, as_json: bool) -> None:
+    from compliance.cli.alerts import render_alert_outcome
 
-    Starts an alert run (which stored controls does the new law, or the changed articles of a new version,
-    concern?) and notifies (console summary, webhook when ``COMPLIANCE_WEBHOOK_URL`` is set). Returns the run
-    summary (a dict whose ``str()`` is the console text), or a note when alerts were skipped: ``--no-alerts``,
-    no stored controls, or no trained link-decision model. It is not called when the law was already stored
-    unchanged.
-    """
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None and ctx.params.get("alerts") is False:
-        return None
-    from compliance.alerts.service import alerts_after_law_stored
-
-    return alerts_after_law_stored(store, saved.short_name, saved.version)
-
-
-def store_law(store: Store, law: Law, *, kind: str, config: dict[str, Any]) -> tuple[SavedLaw, Any]:
-    """Save ``law`` inside a recorded run of ``kind``; call :func:`after_law_stored` if it is new."""
-    with store.run(kind, config) as run:
-        saved = store.save_law(law)
-        run.stats.update(
-            {
-                "law_id": saved.id,
-                "short_name": saved.short_name,
-                "identifier": saved.identifier,
-                "version": saved.version,
-                "created": saved.created,
-                "provisions": saved.provision_count,
-                "checksum": law.checksum,
-            }
-        )
-    hook_result = after_law_stored(store, saved, law) if saved.created else None
-    return saved, hook_result
-
-
-def _echo_saved(saved: SavedLaw, hook_result: Any, as_json: bool) -> None:
     if as_json:
-        data = saved.to_dict()
-        if hook_result is not None:
-            data["after_store"] = hook_result
-        echo_json(data)
+        echo_json(stored.to_dict())
         return
+    saved = stored.saved
     if saved.created:
         click.echo(
             f"stored {saved.short_name} ({saved.identifier}) version {saved.version}: "
@@ -67,8 +30,13 @@ def _echo_saved(saved: SavedLaw, hook_result: Any, as_json: bool) -> None:
         click.echo(
             f"{saved.short_name} ({saved.identifier}) version {saved.version} is already stored (unchanged)"
         )
-    if hook_result is not None:
-        click.echo(str(hook_result))
+    if stored.alerts is not None:
+        render_alert_outcome(stored.alerts)
+
+
+_ALERTS_OPTION = click.option(
+    "--alerts/--no-alerts", default=True, help="Run an alert pass over stored controls (default on)."
+)
 
 
 @click.group()
@@ -92,9 +60,7 @@ def laws() -> None:
     help="A folder mirroring official files (default: COMPLIANCE_LAW_MIRROR).",
 )
 @click.option("--no-verify", is_flag=True, help="Do not check the file against the pack's sha256.")
-@click.option(
-    "--alerts/--no-alerts", default=True, help="Run an alert pass over stored controls (default on)."
-)
+@_ALERTS_OPTION
 @database_option
 @json_option
 def install(
@@ -110,20 +76,17 @@ def install(
 
     Installing the same text again changes nothing; a new text of the same law becomes a new version.
     """
-    from compliance.cli.db import open_store
-    from compliance.rules import install_pack
+    from compliance.app import install_law
 
-    store = open_store(database_url)
-    law = install_pack(name, from_path=from_path, mirror=mirror, verify=not no_verify)
-    config = {
-        "pack": name,
-        "from": str(from_path) if from_path else None,
-        "mirror": str(mirror) if mirror else None,
-        "verify": not no_verify,
-        "source": law.source,
-    }
-    saved, hook_result = store_law(store, law, kind="law-install", config=config)
-    _echo_saved(saved, hook_result, as_json)
+    stored = install_law(
+        open_store(database_url),
+        name,
+        from_path=from_path,
+        mirror=mirror,
+        verify=not no_verify,
+        alerts=alerts,
+    )
+    _echo_stored(stored, as_json)
 
 
 @laws.command()
@@ -131,37 +94,26 @@ def install(
 @click.option(
     "--name", "short_name", default=None, help="Short name to store it under (default: from the file)."
 )
-@click.option(
-    "--alerts/--no-alerts", default=True, help="Run an alert pass over stored controls (default on)."
-)
+@_ALERTS_OPTION
 @database_option
 @json_option
 def add(file: Path, short_name: str | None, alerts: bool, database_url: str | None, as_json: bool) -> None:
     """Add a law from FILE (Formex XML, EU JSON, CLML …) that no law pack covers."""
-    from compliance.cli.db import open_store
-    from compliance.rules import load_law_file
+    from compliance.app import add_law
 
-    store = open_store(database_url)
-    law = load_law_file(file)
-    if short_name:
-        law = replace(law, short_name=short_name.strip().lower())
-    config = {"file": str(file), "short_name": short_name, "source": law.source}
-    saved, hook_result = store_law(store, law, kind="law-install", config=config)
-    _echo_saved(saved, hook_result, as_json)
+    _echo_stored(add_law(open_store(database_url), file, short_name=short_name, alerts=alerts), as_json)
 
 
 def _record_row(r: LawRecord) -> dict[str, Any]:
+    title = r.title if len(r.title) <= 60 else r.title[:57] + "..."
     return {
         "short_name": r.short_name,
         "identifier": r.identifier,
         "version": r.version,
         "jurisdiction": r.jurisdiction,
-        "law_type": r.law_type,
         "articles": r.counts.get("article", 0),
         "recitals": r.counts.get("recital", 0),
-        "provisions": r.counts.get("provisions", 0),
-        "installed_at": r.installed_at.isoformat(timespec="seconds"),
-        "title": r.title,
+        "title": title,
     }
 
 
@@ -171,36 +123,16 @@ def _record_row(r: LawRecord) -> dict[str, Any]:
 @json_option
 def list_laws(all_versions: bool, database_url: str | None, as_json: bool) -> None:
     """List stored laws (latest version of each)."""
-    from compliance.cli.db import open_store
+    from compliance.app import list_laws as stored_laws
 
-    records = open_store(database_url).list_laws(all_versions=all_versions)
+    records = stored_laws(open_store(database_url), all_versions=all_versions)
     if as_json:
         echo_json([r.to_dict() for r in records])
         return
-    rows = [_record_row(r) for r in records]
-    for row in rows:
-        row["title"] = row["title"] if len(row["title"]) <= 60 else row["title"][:57] + "..."
-    echo_table(rows, ["short_name", "identifier", "version", "jurisdiction", "articles", "recitals", "title"])
-
-
-def law_json(record: LawRecord, law: Law) -> dict[str, Any]:
-    """The ``laws show --json`` document: metadata, counts, ``articles`` and ``recitals`` in order."""
-    data = record.to_dict()
-    articles = []
-    for a in law.articles:
-        chapter = law.chapter_of(a.key)
-        articles.append(
-            {
-                "number": a.number,
-                "title": a.title,
-                "key": a.key,
-                "chapter": chapter.number if chapter is not None else None,
-                "text": law.text_of(a.key),
-            }
-        )
-    data["articles"] = articles
-    data["recitals"] = [{"number": r.number, "key": r.key, "text": r.text} for r in law.recitals]
-    return data
+    echo_table(
+        [_record_row(r) for r in records],
+        ["short_name", "identifier", "version", "jurisdiction", "articles", "recitals", "title"],
+    )
 
 
 @laws.command()
@@ -210,15 +142,13 @@ def law_json(record: LawRecord, law: Law) -> dict[str, Any]:
 @json_option
 def show(name: str, version: int | None, database_url: str | None, as_json: bool) -> None:
     """Show a stored law (short name or identifier): metadata, counts and its articles."""
-    from compliance.cli.db import open_store
+    from compliance.app import law_detail
 
-    store = open_store(database_url)
-    record = store.law_record(name, version)
-    law = store.get_law(record.id)
+    data = law_detail(open_store(database_url), name, version)
     if as_json:
-        echo_json(law_json(record, law))
+        echo_json(data)
         return
-    click.echo(f"{record.short_name}: {record.title}")
+    click.echo(f"{data['short_name']}: {data['title']}")
     for key in (
         "identifier",
         "version",
@@ -230,12 +160,15 @@ def show(name: str, version: int | None, database_url: str | None, as_json: bool
         "source_format",
         "source",
         "checksum",
+        "installed_at",
     ):
-        value = getattr(record, key)
+        value = data.get(key)
+        if key == "installed_at" and value:
+            value = str(value)[:19]  # to the second
         click.echo(f"  {key + ':':15}{value if value not in (None, '') else '-'}")
-    click.echo(f"  {'installed_at:':15}{record.installed_at.isoformat(timespec='seconds')}")
-    counts = ", ".join(f"{n} {kind}" for kind, n in record.counts.items() if kind != "provisions")
-    click.echo(f"  {'provisions:':15}{record.counts.get('provisions', 0)} ({counts})")
+    counts = data["counts"]
+    detail = ", ".join(f"{n} {kind}" for kind, n in counts.items() if kind != "provisions")
+    click.echo(f"  {'provisions:':15}{counts.get('provisions', 0)} ({detail})")
     click.echo("")
-    for a in law.articles:
-        click.echo(f"  Article {a.number:>4}  {a.title or ''}")
+    for a in data["articles"]:
+        click.echo(f"  Article {a['number']:>4}  {a['title'] or ''}")

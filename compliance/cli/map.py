@@ -16,7 +16,7 @@ from typing import IO
 
 import click
 
-from compliance.cli.options import classifier_options
+from compliance.cli.options import classifier_options, load_classifier
 from compliance.errors import ConfigurationError
 
 
@@ -55,32 +55,14 @@ def map_command(
     train_if_missing: bool,
 ) -> None:
     """Rank GDPR articles for texts: JSONL {"id","text"} in (FILE or stdin, or --text), JSONL out."""
-    from compliance.cli.train import load_or_train
+    from compliance.app import map_texts
 
-    classifier = load_or_train(model_path, device=device, train_if_missing=train_if_missing)
+    classifier = load_classifier(model_path, device, train_if_missing)
     if texts:
         rows: Iterator[tuple[object, str]] = iter(list(enumerate(texts, 1)))
     elif input_file is not None:
         rows = _read_inputs(input_file, getattr(input_file, "name", "input"))
     else:
         rows = _read_inputs(sys.stdin, "stdin")
-
-    def flush(batch: list[tuple[object, str]]) -> None:
-        ranked = classifier.rank([t for _, t in batch], top_k=top_k)
-        for (row_id, _), scores in zip(batch, ranked, strict=True):
-            out = {
-                "id": row_id,
-                "articles": [
-                    {"article": s.article, "title": s.title, "score": round(s.score, 4)} for s in scores
-                ],
-            }
-            click.echo(json.dumps(out, ensure_ascii=False))
-
-    batch: list[tuple[object, str]] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= batch_size:
-            flush(batch)
-            batch = []
-    if batch:
-        flush(batch)
+    for result in map_texts(classifier, rows, top_k=top_k, batch_size=batch_size):
+        click.echo(json.dumps(result, ensure_ascii=False))

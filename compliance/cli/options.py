@@ -27,6 +27,13 @@ def database_option(func: F) -> F:
     )(func)
 
 
+def device_option(func: F) -> F:
+    """``--device``: where models run (default: ``COMPLIANCE_DEVICE``, else auto)."""
+    return click.option(
+        "--device", default=None, help="auto, cpu, cuda, cuda:N (default: COMPLIANCE_DEVICE or auto)."
+    )(func)
+
+
 def classifier_options(func: F) -> F:
     """``--model DIR``, ``--device`` and ``--train-if-missing``: which GDPR classifier a command uses."""
     from pathlib import Path
@@ -36,9 +43,7 @@ def classifier_options(func: F) -> F:
         is_flag=True,
         help="Train the default classifier first when none exists (progress on stderr).",
     )(func)
-    func = click.option(
-        "--device", default=None, help="auto, cpu, cuda (default: COMPLIANCE_DEVICE or auto)."
-    )(func)
+    func = device_option(func)
     return click.option(
         "--model",
         "model_path",
@@ -46,6 +51,30 @@ def classifier_options(func: F) -> F:
         default=None,
         help="Classifier directory (default: <model dir>/gdpr-classifier).",
     )(func)
+
+
+def load_classifier(model_path: Any, device: str | None, train_if_missing: bool) -> Any:
+    """The classifier for a command (:func:`compliance.app.load_classifier`), saying on stderr when it has to
+    be trained first (that takes minutes) and showing the training's progress."""
+    from compliance.app import load_classifier as load
+
+    def on_train(path: Any) -> None:
+        click.echo(f"no model at {path}: training the default recipe first (this takes minutes)", err=True)
+
+    return load(model_path, device=device, train_if_missing=train_if_missing, on_train=on_train)
+
+
+def open_store(database_url: str | None) -> Any:
+    """The store for a command (:func:`compliance.app.open_store`)."""
+    from compliance.app import open_store as open_
+
+    return open_(database_url)
+
+
+def snippet(text: str, n: int = 70) -> str:
+    """``text`` on one line, cut to ``n`` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def echo_json(data: Any) -> None:

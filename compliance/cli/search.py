@@ -6,13 +6,8 @@ from pathlib import Path
 
 import click
 
-from compliance.cli.options import database_option, echo_json, echo_table, json_option
+from compliance.cli.options import database_option, echo_json, echo_table, json_option, open_store, snippet
 from compliance.errors import ConfigurationError
-
-
-def _snippet(text: str, n: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 @click.command()
@@ -43,16 +38,15 @@ def search(
     as_json: bool,
 ) -> None:
     """Search in both directions: --text/--file → laws and provisions; --law [--provision] → controls."""
-    from compliance.cli.db import open_store
-    from compliance.search import LawSearch, default_retrieval_config
+    from compliance.app import search_controls, search_laws
 
     if sum(x is not None for x in (text, file, law)) != 1:
         raise ConfigurationError("give exactly one of --text, --file or --law")
     if provision is not None and law is None:
         raise ConfigurationError("--provision needs --law")
-    service = LawSearch(open_store(database_url), default_retrieval_config(dense=not bm25_only))
+    store = open_store(database_url)
     if law is not None:
-        hits = service.controls_for_law(law, provision=provision, k=k)
+        hits = search_controls(store, law, provision=provision, k=k, dense=not bm25_only)
         if as_json:
             echo_json({"law": law, "provision": provision, "controls": [h.to_dict() for h in hits]})
             return
@@ -63,22 +57,15 @@ def search(
                 "paragraph": h.paragraph_id,
                 "document": Path(h.source).name,
                 "terms": ", ".join(h.evidence.get("shared_terms", [])[:4]),
-                "text": _snippet(h.text, 70),
+                "text": snippet(h.text, 70),
             }
             for h in hits
         ]
         echo_table(rows, ["rank", "score", "paragraph", "document", "terms", "text"])
         return
-    if file is not None:
-        from compliance.connectors import parse_path
-
-        document = parse_path(file)
-        query = "\n\n".join(p.text for p in document.paragraphs if p.kind != "heading") or document.text
-    else:
-        query = str(text)
-    result = service.laws_for_text(query, k=k, provisions_k=max(k, 50), law=in_law)
+    result = search_laws(store, text=text, document=file, k=k, in_law=in_law, dense=not bm25_only)
     if as_json:
-        echo_json(result.to_dict() | {"provisions": [p.to_dict() for p in result.provisions[:k]]})
+        echo_json(result.to_dict())
         return
     click.echo("Laws:")
     echo_table(
@@ -88,7 +75,7 @@ def search(
                 "law": h.law,
                 "score": f"{h.score:.3f}",
                 "best": h.best_provision,
-                "title": _snippet(h.title, 60),
+                "title": snippet(h.title, 60),
             }
             for h in result.laws
         ],
@@ -102,9 +89,9 @@ def search(
                 "law": p.law,
                 "key": p.key,
                 "score": f"{p.score:.3f}",
-                "title": _snippet(p.title, 60),
+                "title": snippet(p.title, 60),
             }
-            for p in result.provisions[:k]
+            for p in result.provisions
         ],
         ["rank", "law", "key", "score", "title"],
     )

@@ -3,50 +3,11 @@
 from __future__ import annotations
 
 import json
-import tempfile
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import click
 
-from compliance.errors import ConfigurationError
-
-if TYPE_CHECKING:
-    from compliance.models.classifier import ArticleClassifier
-
-
-def gdpr_training_inputs() -> tuple[Any, dict[int, list[int]]]:
-    """The project's own GDPR parse and its article → recital map (law pack ``gdpr``)."""
-    from compliance.rules import get_pack, load_pack_law
-
-    return load_pack_law("gdpr"), get_pack("gdpr").recital_map()
-
-
-def train_default(out_dir: Path, *, device: str | None = None) -> Path:
-    """Train the default recipe into ``out_dir`` (used by ``map --train-if-missing`` and ``audit``)."""
-    from compliance.models.training import DEFAULT_RECIPE, get_recipe, train
-    from compliance.progress import enable_progress
-
-    enable_progress(True)
-    law, recital_map = gdpr_training_inputs()
-    result = train(get_recipe(DEFAULT_RECIPE), law, recital_map, out_dir=out_dir, device=device)
-    assert result.path is not None
-    return result.path
-
-
-def load_or_train(
-    model_path: Path | None, *, device: str | None, train_if_missing: bool
-) -> ArticleClassifier:
-    """The classifier at ``model_path`` (default location when None), trained first with the default recipe
-    when it is missing and ``train_if_missing`` is set (said on stderr: it takes minutes)."""
-    from compliance.models.classifier import default_model_path, load
-
-    path = model_path or default_model_path()
-    if not (path / "config.json").is_file() and train_if_missing:
-        click.echo(f"no model at {path}: training the default recipe first (this takes minutes)", err=True)
-        train_default(path, device=device)
-    return load(path, device=device)
+from compliance.cli.options import device_option
 
 
 @click.command("train")
@@ -126,7 +87,7 @@ def load_or_train(
     default=None,
     help="Override the salt of the held-out split (which sentences and recitals are kept out of training).",
 )
-@click.option("--device", default=None, help="auto, cpu, cuda (default: COMPLIANCE_DEVICE or auto).")
+@device_option
 @click.option("--no-bf16", is_flag=True, help="Train in fp32 even where bf16 autocast is supported.")
 @click.option("--json", "as_json", is_flag=True, help="Print the training summary as JSON.")
 def train_command(
@@ -150,64 +111,34 @@ def train_command(
     as_json: bool,
 ) -> None:
     """Train the 99-way GDPR article classifier (progress and time estimate on stderr)."""
+    from compliance.app import TrainRequest, train_classifier
     from compliance.models.classifier import default_model_path
-    from compliance.models.training import get_recipe, train
     from compliance.progress import enable_progress
 
     enable_progress(True)
-    chosen = get_recipe(
-        recipe,
-        base_model=base_model,
-        epochs=epochs,
-        min_k=min_k,
-        freeze_layers=freeze_layers,
-        soup=soup,
-        seed=seed,
-        data_seed=data_seed,
-        lexical_weight=lexical_weight,
+    request = TrainRequest(
+        recipe=recipe,
+        overrides={
+            "base_model": base_model,
+            "epochs": epochs,
+            "min_k": min_k,
+            "freeze_layers": freeze_layers,
+            "soup": soup,
+            "seed": seed,
+            "data_seed": data_seed,
+            "lexical_weight": lexical_weight,
+        },
+        out_dir=out_dir,
+        extra_path=extra_path,
+        gdprhub_train=gdprhub_train,
+        prior_weight=prior_weight,
+        law_prior=not no_law_prior,
+        umbrellas=not no_umbrellas,
+        device=device,
+        bf16=False if no_bf16 else None,
     )
-    if no_law_prior:
-        chosen = replace(chosen, law_prior=None)
-    if no_umbrellas:
-        chosen = replace(chosen, umbrella=None)
-    target = out_dir or default_model_path()
-    law, recital_map = gdpr_training_inputs()
-    with tempfile.TemporaryDirectory() as tmp:
-        if gdprhub_train:
-            if extra_path is not None:
-                raise ConfigurationError("use either --extra or --gdprhub-train, not both")
-            from compliance.evaluation.queries import gdprhub_path, load_gdprhub, write_gdprhub_train
-
-            hub = gdprhub_path()
-            if hub is None:
-                raise ConfigurationError("--gdprhub-train: no GDPRhub file; set COMPLIANCE_SHARED_DATA")
-            extra_path = Path(tmp) / "gdprhub_train.jsonl"
-            write_gdprhub_train(load_gdprhub(hub), extra_path)
-        click.echo(f"training recipe {chosen.name!r} → {target}", err=True)
-        result = train(
-            chosen,
-            law,
-            recital_map,
-            out_dir=target,
-            extra_path=extra_path,
-            device=device,
-            bf16=False if no_bf16 else None,
-            prior_weight=prior_weight,
-        )
-    m = result.metrics
-    summary = {
-        "path": str(result.path),
-        "recipe": chosen.name,
-        "examples": len(result.data.train),
-        "train_seconds": m["timing"]["train_seconds"],
-        "final_loss": m["train_curve"][-1]["loss"] if m["train_curve"] else None,
-        "temperature": m["calibration"]["temperature"],
-        "ece_before": m["calibration"]["ece_before"],
-        "ece_after": m["calibration"]["ece_after"],
-        "ece_final": m["calibration"]["ece_final"],
-        "heldout": m["heldout_after"],
-        "heldout_final": m["heldout_final"],
-    }
+    click.echo(f"training recipe {recipe!r} → {out_dir or default_model_path()}", err=True)
+    summary = train_classifier(request)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:

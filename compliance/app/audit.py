@@ -1,5 +1,5 @@
-"""A first compliance audit: ingest documents → paragraphs → GDPR article classifier → scored links in the
-store → a summary per document and an export of the links.
+"""Audit: ingest documents → paragraphs → GDPR article classifier → scored links in the store → a summary per
+document and an export of the links.
 
 Re-running on unchanged documents classifies nothing again: a paragraph that already has classifier links from
 the same model (same identity) is skipped. A changed document is a new version whose paragraphs are new.
@@ -10,23 +10,24 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compliance.errors import ComplianceError, ConfigurationError
+from compliance.app.ingest import FileFailure, OnError, Source, expand_sources, save_sources, source_labels
+from compliance.errors import ConfigurationError
 from compliance.linking.classifier_links import METHOD, ClassifierLinkConfig, classify_paragraphs, new_links
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
     from compliance.store import Store
 
-__all__ = ["AuditReport", "DocumentSummary", "audit", "export_links"]
+__all__ = ["AuditReport", "AuditedDocument", "audit_documents", "export_links"]
 
 
 @dataclass
-class DocumentSummary:
+class AuditedDocument:
     """What the audit found in one document."""
 
     source: str
@@ -45,12 +46,12 @@ class DocumentSummary:
 
 @dataclass
 class AuditReport:
-    """The result of :func:`audit`."""
+    """The result of :func:`audit_documents`."""
 
     run_id: int
     model: dict[str, Any]
-    documents: list[DocumentSummary]
-    failures: list[dict[str, str]]
+    documents: list[AuditedDocument]
+    failures: list[FileFailure]
     links: int
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,7 +60,7 @@ class AuditReport:
             "model": self.model,
             "links": self.links,
             "documents": [asdict(d) for d in self.documents],
-            "failures": self.failures,
+            "failures": [f.to_dict() for f in self.failures],
         }
 
 
@@ -75,21 +76,21 @@ def _ensure_gdpr(store: Store) -> int:
         return int(store.save_law(load_pack_law("gdpr")).id)
 
 
-def audit(
+def audit_documents(
     store: Store,
-    paths: Sequence[Path],
+    sources: Iterable[Source],
     classifier: ArticleClassifier,
     *,
     config: ClassifierLinkConfig | None = None,
     relative_to: Path | None = None,
     recursive: bool = True,
-    on_error: Callable[[Path, dict[str, str]], None] | None = None,
+    on_error: OnError | None = None,
 ) -> AuditReport:
-    """Ingest ``paths`` and link every new paragraph to GDPR articles.
+    """Ingest ``sources`` and link every new paragraph to GDPR articles.
 
     Args:
         store: an open, migrated :class:`~compliance.store.Store`.
-        paths: files and folders.
+        sources: files, folders and uploads.
         classifier: the GDPR article classifier.
         config: top-k, review band, batch size.
         relative_to: store document sources relative to this folder.
@@ -99,9 +100,10 @@ def audit(
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
     """
-    from compliance.connectors import SplitConfig, iter_paths, parse_path, source_name
+    from compliance.connectors import SplitConfig
 
     config = config or ClassifierLinkConfig()
+    given = list(sources)
     band = config.review_band or classifier.config.review_band
     law_id = _ensure_gdpr(store)
     provision_ids = store.provision_id_map(law_id)
@@ -113,27 +115,23 @@ def audit(
         "review_band": list(band),
     }
     run_config = {
-        "paths": [str(p) for p in paths],
+        "paths": source_labels(given),
         "linking": {**asdict(config), "review_band": list(band)},
         "law_id": law_id,
     }
     umbrella_articles = {a for a, _ in (classifier.config.umbrellas or ())}
-    failures: list[dict[str, str]] = []
-    summaries: list[DocumentSummary] = []
+    failures: list[FileFailure] = []
+    summaries: list[AuditedDocument] = []
     total_links = 0
+    items = expand_sources(given, recursive=recursive)
     with store.run("audit", run_config, model=model_info) as run:
-        for path in iter_paths(list(paths), recursive=recursive):
-            try:
-                doc = parse_path(path, config=SplitConfig())
-                doc = replace(doc, source=source_name(path, relative_to))
-                saved = store.save_document(doc)
-            except ComplianceError as e:
-                failure = {"path": str(path), "code": e.code, "error": str(e)}
-                failures.append(failure)
-                if on_error is not None:
-                    on_error(path, failure)
+        for outcome in save_sources(
+            store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error
+        ):
+            if isinstance(outcome, FileFailure):
+                failures.append(outcome)
                 continue
-            status = "unchanged" if not saved.created else ("new" if saved.new_document else "new-version")
+            doc, saved, status = outcome.document, outcome.saved, outcome.status
             paragraphs = list(store.iter_paragraphs(document_ids=[saved.document_id]))
             done = {
                 link.paragraph_id
@@ -170,7 +168,7 @@ def audit(
                         }
                     )
             summaries.append(
-                DocumentSummary(
+                AuditedDocument(
                     source=doc.source,
                     document_id=saved.document_id,
                     version=saved.version,
@@ -228,11 +226,3 @@ def export_links(store: Store, run_id: int, out: Path) -> int:
     else:
         raise ConfigurationError(f"--export: use a .csv or .json file name, not {out.name!r}")
     return len(rows)
-
-
-def group_by_document(rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Exported link rows grouped by document source (for reports)."""
-    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        out[str(r["document_source"])].append(r)
-    return dict(out)

@@ -1,0 +1,60 @@
+"""The application layer: one function per use case, typed inputs and outputs, no printing.
+
+Every front end calls these — the ``compliance`` CLI, the HTTP API, the job workers, the LangChain components and
+any Python program — so that storing a law raises the same alerts, and an audit stores the same links, whoever
+asks. Nothing heavy is imported by ``import compliance.app``; see ``docs/architecture.md``.
+
+Use cases (imported lazily)::
+
+    open_store(database_url=None) -> Store
+    ingest_documents(store, [path | folder | Upload(name, data, media_type)], ...) -> IngestReport
+    audit_documents(store, sources, classifier, ...) -> AuditReport;  export_links(store, run_id, out)
+    install_law(store, "gdpr") / add_law(store, path | Upload) / store_law(store, law) -> LawStored
+    run_law_alerts(store, "eprivacy") / alerts_after_law_stored(...) -> AlertRunOutcome
+    list_alerts / get_alert / acknowledge_alerts / train_decision
+    search_laws(store, text=... | document=...) -> LawSearchResult;  search_controls(store, law) -> [ControlHit]
+    load_classifier(path) -> ArticleClassifier;  map_texts(classifier, rows) -> {"id", "articles"} per row
+    train_classifier(TrainRequest(...)) -> summary
+    list_documents / document_detail / list_laws / law_detail
+"""
+
+from __future__ import annotations
+
+from compliance._lazy import lazy_exports
+
+# function names differ from their module names (``ingest_documents`` in ``ingest``): once a submodule is
+# imported, the package attribute of the same name is the module
+
+_EXPORTS = {
+    "open_store": "compliance.app.store",
+    "Upload": "compliance.app.ingest",
+    "IngestReport": "compliance.app.ingest",
+    "ingest_documents": "compliance.app.ingest",
+    "AuditReport": "compliance.app.audit",
+    "AuditedDocument": "compliance.app.audit",
+    "audit_documents": "compliance.app.audit",
+    "export_links": "compliance.app.audit",
+    "LawStored": "compliance.app.laws",
+    "add_law": "compliance.app.laws",
+    "install_law": "compliance.app.laws",
+    "law_detail": "compliance.app.laws",
+    "list_laws": "compliance.app.laws",
+    "store_law": "compliance.app.laws",
+    "AlertRunOutcome": "compliance.app.alerts",
+    "acknowledge_alerts": "compliance.app.alerts",
+    "alerts_after_law_stored": "compliance.app.alerts",
+    "get_alert": "compliance.app.alerts",
+    "list_alerts": "compliance.app.alerts",
+    "run_law_alerts": "compliance.app.alerts",
+    "train_decision": "compliance.app.alerts",
+    "search_controls": "compliance.app.search",
+    "search_laws": "compliance.app.search",
+    "TrainRequest": "compliance.app.classifier",
+    "load_classifier": "compliance.app.classifier",
+    "map_texts": "compliance.app.classifier",
+    "train_classifier": "compliance.app.classifier",
+    "document_detail": "compliance.app.documents",
+    "list_documents": "compliance.app.documents",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,181 @@
+"""Classifier use cases: load (or first train) the GDPR article classifier, train one, map texts to articles.
+
+The ``map`` contract (the CLI's JSONL and the HTTP API's JSON use it; external evaluation depends on it): one
+result per input, in input order, ``{"id": ..., "articles": [{"article": 32, "title": "Security of processing",
+"score": 0.81}, ...]}`` ranked by score, scores rounded to 4 decimals.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from compliance.errors import ConfigurationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.models.classifier import ArticleClassifier
+    from compliance.rules.corpus import Law
+
+__all__ = [
+    "TrainRequest",
+    "gdpr_training_inputs",
+    "load_classifier",
+    "map_texts",
+    "train_classifier",
+]
+
+
+def gdpr_training_inputs() -> tuple[Law, dict[int, list[int]]]:
+    """The project's own GDPR parse and its article → recital map (law pack ``gdpr``)."""
+    from compliance.rules import get_pack, load_pack_law
+
+    return load_pack_law("gdpr"), get_pack("gdpr").recital_map()
+
+
+@dataclass(frozen=True)
+class TrainRequest:
+    """What to train: a named recipe, its overrides, and where the data and the model go.
+
+    Attributes:
+        recipe: ``r`` (the default), ``r-fast``, ``plain``, ``rsp-r``, ``mca-r``, ``rsp-mca-r``, ``r-long`` …
+        overrides: recipe fields to change (``epochs``, ``min_k``, ``freeze_layers``, ``soup``, ``seed``,
+            ``data_seed``, ``base_model``, ``lexical_weight``); None values are ignored.
+        out_dir: the model directory (default ``<model_dir>/gdpr-classifier``).
+        extra_path: extra supervision, JSONL ``{"id","text","articles":[...]}``.
+        gdprhub_train: add the training half of the GDPRhub development set (shared data) as extra supervision.
+        prior_weight: with extra supervision, weight of its article frequencies as the label prior.
+        law_prior: score with the article-applicability prior read from the law.
+        umbrellas: score with the principle umbrellas.
+        device: ``auto``, ``cpu``, ``cuda`` (default: ``COMPLIANCE_DEVICE``).
+        bf16: force bf16 autocast on or off (default: where the hardware supports it).
+    """
+
+    recipe: str = "r"
+    overrides: Mapping[str, Any] | None = None
+    out_dir: Path | None = None
+    extra_path: Path | None = None
+    gdprhub_train: bool = False
+    prior_weight: float = 0.0
+    law_prior: bool = True
+    umbrellas: bool = True
+    device: str | None = None
+    bf16: bool | None = None
+
+
+def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
+    """Train (and calibrate, and save) a GDPR article classifier; returns the training summary.
+
+    Raises:
+        ConfigurationError: unknown recipe, both ``extra_path`` and ``gdprhub_train``, no GDPRhub file.
+    """
+    from compliance.models.classifier import default_model_path
+    from compliance.models.training import get_recipe, train
+
+    request = request or TrainRequest()
+    chosen = get_recipe(request.recipe, **dict(request.overrides or {}))
+    if not request.law_prior:
+        chosen = replace(chosen, law_prior=None)
+    if not request.umbrellas:
+        chosen = replace(chosen, umbrella=None)
+    target = request.out_dir or default_model_path()
+    law, recital_map = gdpr_training_inputs()
+    extra_path = request.extra_path
+    with tempfile.TemporaryDirectory() as tmp:
+        if request.gdprhub_train:
+            if extra_path is not None:
+                raise ConfigurationError(
+                    "use either extra supervision or the GDPRhub training half, not both"
+                )
+            from compliance.evaluation.queries import gdprhub_path, load_gdprhub, write_gdprhub_train
+
+            hub = gdprhub_path()
+            if hub is None:
+                raise ConfigurationError("--gdprhub-train: no GDPRhub file; set COMPLIANCE_SHARED_DATA")
+            extra_path = Path(tmp) / "gdprhub_train.jsonl"
+            write_gdprhub_train(load_gdprhub(hub), extra_path)
+        result = train(
+            chosen,
+            law,
+            recital_map,
+            out_dir=target,
+            extra_path=extra_path,
+            device=request.device,
+            bf16=request.bf16,
+            prior_weight=request.prior_weight,
+        )
+    m = result.metrics
+    return {
+        "path": str(result.path),
+        "recipe": chosen.name,
+        "examples": len(result.data.train),
+        "train_seconds": m["timing"]["train_seconds"],
+        "final_loss": m["train_curve"][-1]["loss"] if m["train_curve"] else None,
+        "temperature": m["calibration"]["temperature"],
+        "ece_before": m["calibration"]["ece_before"],
+        "ece_after": m["calibration"]["ece_after"],
+        "ece_final": m["calibration"]["ece_final"],
+        "heldout": m["heldout_after"],
+        "heldout_final": m["heldout_final"],
+    }
+
+
+def load_classifier(
+    model_path: Path | None = None,
+    *,
+    device: str | None = None,
+    train_if_missing: bool = False,
+    on_train: Callable[[Path], None] | None = None,
+) -> ArticleClassifier:
+    """The classifier at ``model_path`` (default ``<model_dir>/gdpr-classifier``).
+
+    Args:
+        model_path: a classifier directory.
+        device: ``auto``, ``cpu``, ``cuda`` (default: ``COMPLIANCE_DEVICE``).
+        train_if_missing: train the default recipe there first when no model exists (takes minutes).
+        on_train: called with the path just before such a training starts (to tell the user).
+
+    Raises:
+        ModelNotFoundError: no model there (and ``train_if_missing`` not set).
+    """
+    from compliance.models.classifier import default_model_path, load
+
+    path = model_path or default_model_path()
+    if train_if_missing and not (path / "config.json").is_file():
+        if on_train is not None:
+            on_train(path)
+        train_classifier(TrainRequest(out_dir=path, device=device))
+    return load(path, device=device)
+
+
+def map_texts(
+    classifier: ArticleClassifier,
+    rows: Iterable[tuple[Any, str]],
+    *,
+    top_k: int = 10,
+    batch_size: int = 64,
+) -> Iterator[dict[str, Any]]:
+    """Rank GDPR articles for ``(id, text)`` rows, lazily in batches; one result per row, in input order."""
+    if top_k < 1 or top_k > 99:
+        raise ConfigurationError(f"top_k must be in 1..99, got {top_k}")
+
+    def ranked(batch: list[tuple[Any, str]]) -> Iterator[dict[str, Any]]:
+        scored = classifier.rank([t for _, t in batch], top_k=top_k)
+        for (row_id, _), scores in zip(batch, scored, strict=True):
+            yield {
+                "id": row_id,
+                "articles": [
+                    {"article": s.article, "title": s.title, "score": round(s.score, 4)} for s in scores
+                ],
+            }
+
+    batch: list[tuple[Any, str]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= batch_size:
+            yield from ranked(batch)
+            batch = []
+    if batch:
+        yield from ranked(batch)

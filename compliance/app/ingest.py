@@ -1,0 +1,280 @@
+"""Ingest: documents (files, folders or uploaded bytes) → parsed paragraphs with provenance → the store.
+
+One loop reads and saves documents for every use case that needs it (:func:`save_sources`: ``ingest``,
+``audit``, the HTTP API and the workers), with one error policy: a document that cannot be read (a
+:class:`~compliance.errors.DocumentError`: corrupt, encrypted, oversized, unsupported) is reported and the batch
+goes on; a failing store (:class:`~compliance.errors.StoreError`) stops the batch, since every later document
+would fail the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from compliance.errors import DocumentError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.connectors import ParsedDocument, SplitConfig
+    from compliance.store import SavedDocument, Store
+
+__all__ = [
+    "DocumentStatus",
+    "FileFailure",
+    "IngestReport",
+    "IngestedDocument",
+    "SavedSource",
+    "Source",
+    "Upload",
+    "expand_sources",
+    "ingest_documents",
+    "parse_source",
+    "save_sources",
+    "source_labels",
+]
+
+DocumentStatus = Literal["new", "new-version", "unchanged"]
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A document received as bytes (an HTTP upload, a document-management hook, a worker task).
+
+    Attributes:
+        name: the file name (its extension chooses the parser) or URI; stored as the document's source.
+        data: the file content.
+        media_type: chooses the parser when the name has no supported extension.
+    """
+
+    name: str
+    data: bytes
+    media_type: str | None = None
+
+
+#: what the ingest and audit use cases accept: files, folders (walked) and uploads
+Source = Path | str | Upload
+
+OnError = Callable[[str, "FileFailure"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class FileFailure:
+    """A document that could not be read, with the error's stable code."""
+
+    path: str
+    code: str
+    error: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "code": self.code, "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class SavedSource:
+    """One document read and saved by :func:`save_sources`."""
+
+    label: str  #: the path or upload name it came from
+    document: ParsedDocument
+    saved: SavedDocument
+
+    @property
+    def status(self) -> DocumentStatus:
+        """``new``, ``new-version`` or ``unchanged``."""
+        if not self.saved.created:
+            return "unchanged"
+        return "new" if self.saved.new_document else "new-version"
+
+
+@dataclass(frozen=True, slots=True)
+class IngestedDocument:
+    """What the ingest did with one document."""
+
+    source: str
+    document_id: int
+    version: int
+    status: DocumentStatus
+    paragraphs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "document_id": self.document_id,
+            "version": self.version,
+            "status": self.status,
+            "paragraphs": self.paragraphs,
+        }
+
+
+@dataclass
+class IngestReport:
+    """The result of :func:`ingest_documents` (also stored as the run's stats)."""
+
+    run_id: int
+    files: int
+    documents: list[IngestedDocument] = field(default_factory=list)
+    failures: list[FileFailure] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def _count(self, status: DocumentStatus) -> int:
+        return sum(d.status == status for d in self.documents)
+
+    @property
+    def paragraphs_stored(self) -> int:
+        """Paragraphs of the new documents and new versions."""
+        return sum(d.paragraphs for d in self.documents if d.status != "unchanged")
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "files": self.files,
+            "new_documents": self._count("new"),
+            "new_versions": self._count("new-version"),
+            "unchanged": self._count("unchanged"),
+            "failed": len(self.failures),
+            "paragraphs_stored": self.paragraphs_stored,
+            "skipped": len(self.skipped),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.counts(),
+            "documents": [d.to_dict() for d in self.documents],
+            "failures": [f.to_dict() for f in self.failures],
+            "run_id": self.run_id,
+        }
+
+
+def expand_sources(
+    sources: Iterable[Source], *, recursive: bool = True, on_skip: Callable[[Path, str], None] | None = None
+) -> list[Path | Upload]:
+    """Folders walked into their document files (see :func:`compliance.connectors.iter_paths`), uploads kept."""
+    from compliance.connectors import iter_paths
+
+    out: list[Path | Upload] = []
+    paths: list[Path] = []
+
+    def flush() -> None:
+        out.extend(iter_paths(paths, recursive=recursive, on_skip=on_skip))
+        paths.clear()
+
+    for source in sources:
+        if isinstance(source, Upload):
+            flush()
+            out.append(source)
+        else:
+            paths.append(Path(source))
+    flush()
+    return out
+
+
+def parse_source(
+    source: Path | Upload, *, config: SplitConfig | None = None, relative_to: Path | None = None
+) -> ParsedDocument:
+    """Parse one file or upload; a file's ``source`` is its path (relative to ``relative_to`` when below it).
+
+    Raises:
+        DocumentError: the document cannot be read.
+    """
+    from compliance.connectors import parse_bytes, parse_path, source_name
+
+    if isinstance(source, Upload):
+        return parse_bytes(source.data, source.name, config=config, media_type=source.media_type)
+    doc = parse_path(source, config=config)
+    return replace(doc, source=source_name(source, relative_to))
+
+
+def _label(source: Source) -> str:
+    return source.name if isinstance(source, Upload) else str(source)
+
+
+def source_labels(sources: Iterable[Source]) -> list[str]:
+    """How sources are recorded in a run's configuration: paths as given, uploads by name."""
+    return [_label(s) for s in sources]
+
+
+def save_sources(
+    store: Store,
+    sources: Sequence[Path | Upload],
+    *,
+    config: SplitConfig | None = None,
+    relative_to: Path | None = None,
+    on_error: OnError | None = None,
+) -> Iterator[SavedSource | FileFailure]:
+    """Parse and save each source in turn: the saved document, or the failure of one that could not be read.
+
+    Args:
+        store: an open, migrated store.
+        sources: files and uploads (folders already expanded: :func:`expand_sources`).
+        config: splitting choices and limits.
+        relative_to: store file sources relative to this folder.
+        on_error: called with ``(label, failure)`` for each document that could not be read.
+
+    Raises:
+        StoreError: the database failed (the batch stops).
+    """
+    from compliance.progress import bar
+
+    with bar(len(sources), desc="reading documents", unit="file") as progress:
+        for source in sources:
+            label = _label(source)
+            try:
+                doc = parse_source(source, config=config, relative_to=relative_to)
+            except DocumentError as e:
+                failure = FileFailure(label, e.code, str(e))
+                if on_error is not None:
+                    on_error(label, failure)
+                yield failure
+            else:
+                yield SavedSource(label, doc, store.save_document(doc))
+            progress.update(1)
+
+
+def ingest_documents(
+    store: Store,
+    sources: Iterable[Source],
+    *,
+    config: SplitConfig | None = None,
+    relative_to: Path | None = None,
+    recursive: bool = True,
+    on_error: OnError | None = None,
+) -> IngestReport:
+    """Parse and store every document under ``sources`` inside a recorded ``ingest`` run.
+
+    Re-ingesting unchanged content adds nothing; changed content becomes a new version (the old one is kept).
+
+    Args:
+        store: an open, migrated store.
+        sources: files, folders and uploads.
+        config: splitting choices and limits (default ``SplitConfig()``).
+        relative_to: store file sources relative to this folder (default: absolute paths, so that the same
+            file is recognised whatever the working directory).
+        recursive: descend into sub-folders.
+        on_error: called for each document that could not be read (the batch goes on).
+    """
+    from compliance.connectors import SplitConfig
+
+    config = config or SplitConfig()
+    skipped: list[tuple[str, str]] = []
+    given = list(sources)
+    items = expand_sources(given, recursive=recursive, on_skip=lambda p, why: skipped.append((str(p), why)))
+    run_config = {
+        "paths": source_labels(given),
+        "split": config,
+        "recursive": recursive,
+    }
+    with store.run("ingest", run_config) as run:
+        report = IngestReport(run_id=run.id, files=len(items), skipped=skipped)
+        for outcome in save_sources(store, items, config=config, relative_to=relative_to, on_error=on_error):
+            if isinstance(outcome, FileFailure):
+                report.failures.append(outcome)
+                continue
+            saved = outcome.saved
+            report.documents.append(
+                IngestedDocument(
+                    saved.source, saved.document_id, saved.version, outcome.status, saved.paragraph_count
+                )
+            )
+        run.stats.update(report.counts())
+        run.stats["failures"] = [f.to_dict() for f in report.failures]
+    return report
