@@ -119,7 +119,8 @@ def test_upload_and_file_give_the_same_paragraphs(tmp_path: Path) -> None:
     assert [f.code for f in from_bytes.failures] == ["C302"]  # unsupported type: reported, batch goes on
     docs = {d.source: d.document_id for d in from_file.documents + from_bytes.documents}
     texts = {
-        source: [p.text for p in store.iter_paragraphs(document_ids=[doc_id])] for source, doc_id in docs.items()
+        source: [p.text for p in store.iter_paragraphs(document_ids=[doc_id])]
+        for source, doc_id in docs.items()
     }
     assert texts["uploaded/controls"] == texts[next(s for s in texts if s.endswith("controls.txt"))]
     run = store.get_run(from_bytes.run_id)
@@ -147,7 +148,9 @@ class _Ranker:
 
         self.batches.append(len(texts))
         return [
-            [ArticleScore(article=len(t) % 99 + 1, title=f"T{len(t)}", score=1 / (len(t) + 1), rank=1)][:top_k]
+            [ArticleScore(article=len(t) % 99 + 1, title=f"T{len(t)}", score=1 / (len(t) + 1), rank=1)][
+                :top_k
+            ]
             for t in texts
         ]
 
