@@ -17,7 +17,7 @@ export COMPLIANCE_LAW_MIRROR ?= $(SHARED_DATA)/laws
 export COMPLIANCE_SHARED_DATA ?= $(SHARED_DATA)
 endif
 
-.PHONY: install demo test test-slow lint typecheck format bench clean
+.PHONY: install demo test test-slow test-core lint typecheck format bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,9 +48,11 @@ endif
 	@echo "Explore:         COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance documents list"
 	@echo "                 COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance alerts list"
 
+LINTED := compliance experiments tests bench tools
+
 lint: install
-	$(BIN)/ruff check compliance tests bench tools
-	$(BIN)/ruff format --check compliance tests bench tools
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy
 
 test: install lint
@@ -59,9 +61,18 @@ test: install lint
 test-slow: install
 	$(PY) -m pytest -q -m slow
 
+# The package with its core dependencies only (no extras), as a user's `pip install compliance-plugin` gets it:
+# every module imports (or names its extra) and the command line starts. A fresh virtualenv each time.
+CORE_VENV ?= var/core-venv
+test-core:
+	rm -rf $(CORE_VENV)
+	$(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/python -m pip install -q --disable-pip-version-check -e .
+	$(CORE_VENV)/bin/python -m tests.core_install
+
 format: install
-	$(BIN)/ruff check --fix compliance tests bench
-	$(BIN)/ruff format compliance tests bench
+	$(BIN)/ruff check --fix $(LINTED)
+	$(BIN)/ruff format $(LINTED)
 
 bench: install
 	$(PY) -m bench

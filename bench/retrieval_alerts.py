@@ -111,7 +111,7 @@ def synthetic_paragraphs(n: int, seed: int = 0) -> list[str]:
 
 def _eprivacy_queries() -> tuple[list[str], list[str]]:
     from compliance.retrieval.adapters import law_documents
-    from compliance.retrieval.tasks import load_act
+    from experiments.retrieval_tasks import load_act
 
     law = load_act("eprivacy")
     provisions = law_documents(law, "paragraph")

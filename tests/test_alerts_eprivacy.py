@@ -2,8 +2,9 @@
 
 Ranked alerts with evidence must be raised for the controls it concerns (cookies, e-mail marketing, traffic data,
 breach notification …) and not for unrelated ones (clean desk, badges, expenses …), as listed in
-``compliance/evaluation/data/eprivacy_expectations.json``. Slow: it trains the link-decision model (reduced
-recipe) unless ``COMPLIANCE_TEST_LINK_DECISION`` points at a trained one, and embeds every sample paragraph.
+``compliance/evaluation/data/eprivacy_expectations.json`` and scored by ``experiments.alert_expectations``.
+Slow: it trains the link-decision model (reduced recipe) unless ``COMPLIANCE_TEST_LINK_DECISION`` points at a
+trained one, and embeds every sample paragraph.
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ def test_eprivacy_raises_ranked_alerts_with_evidence(
     shared_data: Path, decision: Any, tmp_path: Path
 ) -> None:
     from compliance.alerts.engine import run_alerts
-    from compliance.alerts.evaluation import score_alerts
     from compliance.connectors import parse_many
     from compliance.rules import load_law_file
     from compliance.search import LawSearch, default_retrieval_config
     from compliance.store import Store
+    from experiments.alert_expectations import score_alerts
 
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     store.ensure_schema()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from compliance.errors import ConfigurationError
 from compliance.evaluation.queries import gdprhub_split, write_gdprhub_train
 from compliance.evaluation.run import evaluate
 from tests.fixtures.classifier.tiny import RECITAL_MAP, mini_gdpr, shared_tiny_classifier
@@ -110,3 +111,34 @@ def test_classifier_ranker_ablations_match_the_model(flags: dict[str, bool]) -> 
     shared.scores(texts)  # fills the cache the ablation reuses
     ranker = ClassifierRanker(clf, "ablation", cache=shared.cache, **flags)
     np.testing.assert_allclose(ranker.scores(texts), clf.predict_proba(texts, **flags), rtol=1e-6)
+
+
+def test_evaluate_a_users_labelled_file_with_the_model(tmp_path: Path) -> None:
+    mine = tmp_path / "policy-lines.jsonl"
+    mine.write_text(
+        json.dumps({"id": "p1", "text": "Laptops use encryption.", "articles": [32], "note": "ignored"})
+        + "\n"
+        + json.dumps(
+            {"id": "p2", "text": "Copies of personal data are provided on request.", "articles": [15]}
+        )
+        + "\n"
+    )
+    report = evaluate(
+        mini_gdpr(),
+        RECITAL_MAP,
+        model_path=shared_tiny_classifier(),
+        shared_data=tmp_path,
+        sets=(),
+        query_files=[mine],
+        baselines=("bm25",),
+    )
+    assert report.query_sets == {"policy-lines": 2}
+    assert {r["ranker"] for r in report.rows} >= {"bm25", "classifier[tiny]"}
+    assert all(r["set"] == "policy-lines" for r in report.rows)
+    with pytest.raises(ConfigurationError, match="not among the 5 articles"):
+        mine.write_text(json.dumps({"id": "p3", "text": "Something.", "articles": [6]}) + "\n")
+        evaluate(
+            mini_gdpr(), RECITAL_MAP, shared_data=tmp_path, sets=(), query_files=[mine], baselines=("prior",)
+        )
+    with pytest.raises(ConfigurationError, match="unknown query set"):
+        evaluate(mini_gdpr(), RECITAL_MAP, shared_data=tmp_path, sets=("qb",), baselines=("prior",))

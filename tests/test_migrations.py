@@ -127,8 +127,8 @@ def test_new_revision_script_for_developers(tmp_path: Path, monkeypatch: pytest.
     from compliance.store import schema
 
     copy = tmp_path / "migrations"
-    shutil.copytree(schema.MIGRATIONS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(schema, "MIGRATIONS_DIR", copy)
+    shutil.copytree(schema.migrations_dir(), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(schema, "migrations_dir", lambda: copy)
     path = schema.new_revision("Add a column!")
     assert path == copy / "versions" / "0002_add_a_column.py" and path.exists()
     text = path.read_text()

@@ -1,4 +1,4 @@
-"""The article-applicability prior read from the law, and the selection of its weights."""
+"""The article-applicability prior read from the law (its weights' selection: test_experiments_prior_selection)."""
 
 from __future__ import annotations
 
@@ -48,34 +48,3 @@ def test_each_signal_moves_the_prior() -> None:
     ).as_array()
     assert more[1] > base[1]  # Art. 15 explained by more recitals → more likely
     np.testing.assert_allclose(base, 0.2)  # no recital map → nothing to tell the articles apart
-
-
-def test_selection_prefers_the_prior_that_matches_the_gold(gdpr) -> None:  # type: ignore[no-untyped-def]
-    from compliance.evaluation.prior_selection import score_law_priors
-
-    law, rmap = gdpr
-    labels = list(range(1, 100))
-    # an uninformative classifier: only the prior can put Art. 6 (gold everywhere) near the top
-    ids = [f"q{i}" for i in range(20)]
-    gold = {i: [6] for i in ids}
-    found = score_law_priors(np.zeros((20, 99)), ids, gold, law, rmap, labels, ((0, 2), (0, 1), (0, 2)))
-    assert len(found) == 8
-    assert found[0].mrr > found[-1].mrr
-    uniform = next(c for c in found if c.config == LawPriorConfig(0, 0, 0))
-    assert found[0].mrr > uniform.mrr
-    assert found[0].to_dict()["objective"] == pytest.approx(found[0].mrr + found[0].f_mu, abs=1e-3)
-
-
-def test_lexical_step_prefers_the_expert_that_finds_the_gold(gdpr) -> None:  # type: ignore[no-untyped-def]
-    from compliance.evaluation.prior_selection import PriorCandidate, score_lexical_weights
-
-    labels = list(range(1, 100))
-    ids = ["q1", "q2"]
-    gold = {"q1": [32], "q2": [15]}
-    encoder = np.log(np.full((2, 99), 1 / 99))
-    lexical = np.log(np.full((2, 99), 0.5 / 98))
-    lexical[0, 31] = lexical[1, 14] = np.log(0.5)
-    start = PriorCandidate(LawPriorConfig(0, 0, 0), 0.0, 0.0, 0.0)
-    found = score_lexical_weights(encoder, lexical, ids, gold, start, np.zeros(99), labels, (0.0, 1.0))
-    assert [c.lexical_weight for c in found] == [1.0, 0.0]
-    assert found[0].mrr == 1.0 and found[0].config == start.config

@@ -1,4 +1,5 @@
-"""``compliance evaluate``: the classifier and its baselines on QA, QR, GDPRhub and the control set."""
+"""``compliance evaluate``: the classifier and its baselines on QA, QR, GDPRhub, the control set and the user's
+own labelled JSONL files."""
 
 from __future__ import annotations
 
@@ -24,7 +25,15 @@ from compliance.cli.options import echo_table, json_option
     "sets",
     multiple=True,
     type=click.Choice(["qa", "qr", "gdprhub", "controls"]),
-    help="Query sets (repeatable; default all available).",
+    help="Built-in query sets (repeatable; default: all available, or none when --queries is given).",
+)
+@click.option(
+    "--queries",
+    "query_files",
+    multiple=True,
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help='Your own labelled JSONL, one {"id","text","articles":[...]} per line; evaluated as a set named '
+    "after the file's stem (repeatable).",
 )
 @click.option(
     "--baseline",
@@ -56,6 +65,7 @@ def evaluate_command(
     model_path: Path | None,
     baselines_only: bool,
     sets: tuple[str, ...],
+    query_files: tuple[Path, ...],
     baselines: tuple[str, ...],
     fusion_weights: tuple[float, ...],
     controls_path: Path | None,
@@ -64,9 +74,9 @@ def evaluate_command(
     as_json: bool,
 ) -> None:
     """Seed-000 metrics (Rec, Prec, F^μ, F^M, Rec@3, MRR) of the model beside the frequency prior, BM25 and
-    the zero-shot base encoder."""
+    the zero-shot base encoder, on the built-in query sets and on your own labelled JSONL (--queries)."""
     from compliance.app.classifier import gdpr_training_inputs
-    from compliance.evaluation.run import evaluate
+    from compliance.evaluation.run import BUILT_IN_SETS, evaluate
     from compliance.models.classifier import default_model_path
     from compliance.progress import progress_enabled
 
@@ -89,7 +99,8 @@ def evaluate_command(
         recital_map,
         model_path=path,
         controls=controls_path,
-        sets=sets or ("qa", "qr", "gdprhub", "controls"),
+        sets=sets or (() if query_files else BUILT_IN_SETS),
+        query_files=query_files,
         baselines=baselines or ("prior", "bm25", "zero-shot"),
         fusion_weights=fusion_weights,
         limit=limit,

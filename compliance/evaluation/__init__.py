@@ -1,12 +1,14 @@
 """Evaluation of article rankers on labelled texts (seed 000 metrics beside the frequency prior).
 
 The evaluator contract (sentence-transformers style): queries and gold articles as dicts keyed by id in, a flat
-metrics dict with a primary metric (MRR) out. ``compliance evaluate`` runs it on the user's own labelled JSONL.
+metrics dict with a primary metric (MRR) out. ``compliance evaluate`` runs it on the built-in query sets and on
+the user's own labelled JSONL (``--queries FILE``).
 
 Public API (imported lazily)::
 
     ArticleEvaluator(queries, gold, name)(ranker) -> {"mrr": ..., "f_M": ..., ...}
-    evaluate(law, recital_map, model_path=...) -> EvaluationReport
+    labelled_query_set(Path("mine.jsonl")) -> QuerySet("mine", ...)     # {"id","text","articles":[...]} lines
+    evaluate(law, recital_map, model_path=..., query_files=[...]) -> EvaluationReport
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ _EXPORTS = {
     "article_metrics": "compliance.evaluation.metrics",
     "EvaluationReport": "compliance.evaluation.run",
     "evaluate": "compliance.evaluation.run",
+    "labelled_query_set": "compliance.evaluation.queries",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

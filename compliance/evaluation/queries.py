@@ -5,7 +5,10 @@
 * ``gdprhub``: the GDPRhub development texts (case facts with explicit references masked), split
   deterministically by id into a part that may be used as extra supervision (``train``) and a held-out part
   (``test``) that is always the one evaluated;
-* ``controls``: the hand-written control set (``compliance/evaluation/data/controls.jsonl``).
+* ``controls``: the hand-written control set shipped with the package (``evaluation/data/controls.jsonl``,
+  read through :mod:`importlib.resources`);
+* the user's own labelled JSONL files (``{"id", "text", "articles": [...]}`` per line):
+  :func:`labelled_query_set`, named after the file's stem (``compliance evaluate --queries FILE``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +27,18 @@ from compliance.evaluation.evaluator import QuerySet
 from compliance.models.data import Example
 
 __all__ = [
-    "CONTROLS_PATH",
     "GDPRHUB_FILE",
+    "bundled_data",
     "controls_query_set",
     "examples_query_set",
     "gdprhub_article_counts",
     "gdprhub_path",
     "gdprhub_split",
+    "labelled_query_set",
     "load_gdprhub",
     "write_gdprhub_train",
 ]
 
-CONTROLS_PATH = Path(__file__).resolve().parent / "data" / "controls.jsonl"
 GDPRHUB_FILE = Path("eval") / "gdprhub_dev.jsonl"
 #: share of GDPRhub texts (by id hash) that may be used for training; the rest is held out for evaluation.
 GDPRHUB_TRAIN_SHARE = 0.5
@@ -45,7 +50,12 @@ def examples_query_set(name: str, examples: Iterable[Example], description: str 
     return QuerySet(name, {e.id: e.text for e in exs}, {e.id: list(e.labels) for e in exs}, description)
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def bundled_data(name: str) -> Traversable:
+    """A file of the evaluation data shipped with the package (``compliance/evaluation/data/<name>``)."""
+    return resources.files("compliance.evaluation") / "data" / name
+
+
+def _read_jsonl(path: Path | Traversable) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
@@ -115,14 +125,61 @@ def write_gdprhub_train(rows: Sequence[dict[str, Any]], out: Path) -> int:
     return n
 
 
-def controls_query_set(path: Path = CONTROLS_PATH) -> QuerySet | None:
-    """The hand-written control set (``{"id","text","articles"}`` lines), or None when it does not exist."""
+def _labelled_rows(source: Path | Traversable) -> tuple[dict[str, str], dict[str, list[int]]]:
+    """Queries and gold articles of a labelled JSONL file, each line checked (other keys are ignored)."""
+    queries: dict[str, str] = {}
+    gold: dict[str, list[int]] = {}
+    for n, row in enumerate(_read_jsonl(source), 1):
+        where = f"{source}: row {n}"
+        if not isinstance(row, dict):
+            raise ConfigurationError(f'{where}: expected an object {{"id", "text", "articles": [...]}}')
+        missing = [k for k in ("id", "text", "articles") if k not in row]
+        if missing:
+            raise ConfigurationError(f"{where}: missing {', '.join(missing)}")
+        qid, text, articles = str(row["id"]), row["text"], row["articles"]
+        if qid in queries:
+            raise ConfigurationError(f"{where}: duplicate id {qid!r}")
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigurationError(f"{where} ({qid}): 'text' must be a non-empty string")
+        if (
+            not isinstance(articles, list)
+            or not articles
+            or not all(isinstance(a, int | str) and str(a).isdigit() and int(a) > 0 for a in articles)
+        ):
+            raise ConfigurationError(
+                f"{where} ({qid}): 'articles' must be a non-empty list of article numbers, got {articles!r}"
+            )
+        queries[qid] = text
+        gold[qid] = [int(a) for a in articles]
+    if not queries:
+        raise ConfigurationError(f"{source}: no labelled queries")
+    return queries, gold
+
+
+def labelled_query_set(path: Path, name: str | None = None, description: str = "") -> QuerySet:
+    """A query set from a labelled JSONL file: one ``{"id", "text", "articles": [...]}`` object per line.
+
+    Args:
+        path: the file.
+        name: the set's name (default: the file's stem, ``my-controls.jsonl`` → ``my-controls``).
+        description: shown in reports.
+
+    Raises:
+        ConfigurationError: the file is missing, not JSONL, or a row lacks an id, a text or its articles.
+    """
     if not path.is_file():
-        return None
-    rows = _read_jsonl(path)
+        raise ConfigurationError(f"{path}: no such file (expected labelled JSONL)")
+    queries, gold = _labelled_rows(path)
+    return QuerySet(name or path.stem, queries, gold, description or f"labelled queries from {path.name}")
+
+
+def controls_query_set(path: Path | None = None) -> QuerySet:
+    """The hand-written control set (``{"id","text","articles"}`` lines): the one shipped with the package, or
+    the file at ``path``."""
+    source: Path | Traversable = path if path is not None else bundled_data("controls.jsonl")
+    if path is not None and not path.is_file():
+        raise ConfigurationError(f"{path}: no such control set file")
+    queries, gold = _labelled_rows(source)
     return QuerySet(
-        "controls",
-        {str(r["id"]): str(r["text"]) for r in rows},
-        {str(r["id"]): [int(a) for a in r.get("articles", [])] for r in rows},
-        "hand-written internal controls with the GDPR articles they implement",
+        "controls", queries, gold, "hand-written internal controls with the GDPR articles they implement"
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from compliance.errors import ConfigurationError
 from compliance.evaluation.evaluator import ArticleEvaluator, ArticleRanker, QuerySet
 from compliance.evaluation.queries import (
     controls_query_set,
@@ -16,6 +17,7 @@ from compliance.evaluation.queries import (
     gdprhub_article_counts,
     gdprhub_path,
     gdprhub_query_set,
+    labelled_query_set,
     load_gdprhub,
 )
 from compliance.evaluation.rankers import (
@@ -33,8 +35,10 @@ from compliance.rules.corpus import Law
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
 
-__all__ = ["EvaluationReport", "build_query_sets", "evaluate"]
+__all__ = ["BUILT_IN_SETS", "EvaluationReport", "build_query_sets", "evaluate"]
 
+#: the query sets ``compliance evaluate`` knows by name (the user's own files come beside them)
+BUILT_IN_SETS = ("qa", "qr", "gdprhub", "controls")
 METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3", "ece")
 
 
@@ -73,9 +77,21 @@ def build_query_sets(
     *,
     shared_data: Path | None = None,
     controls: Path | None = None,
-    sets: Sequence[str] = ("qa", "qr", "gdprhub", "controls"),
+    sets: Sequence[str] = BUILT_IN_SETS,
+    query_files: Sequence[Path] = (),
 ) -> tuple[list[QuerySet], TrainingData, list[dict[str, Any]]]:
-    """The query sets (held-out with respect to ``data_config``), the training data, and the GDPRhub rows."""
+    """The query sets (held-out with respect to ``data_config``), the training data, and the GDPRhub rows.
+
+    ``query_files``: the user's labelled JSONL files (``{"id", "text", "articles": [...]}`` per line), one set
+    each, named after the file's stem; their gold articles must be among the ranked articles of ``law``.
+
+    Raises:
+        ConfigurationError: an unknown set name, an unreadable or malformed query file, two sets of one name, or
+            a gold article the law does not have.
+    """
+    unknown = [s for s in sets if s not in BUILT_IN_SETS]
+    if unknown:
+        raise ConfigurationError(f"unknown query set(s) {unknown}; choose from {', '.join(BUILT_IN_SETS)}")
     data = build_training_data(law, recital_map, data_config)
     out: list[QuerySet] = []
     if "qa" in sets:
@@ -89,9 +105,23 @@ def build_query_sets(
             rows = load_gdprhub(path)
             out.append(gdprhub_query_set(rows, "test"))
     if "controls" in sets:
-        qs = controls_query_set(controls) if controls else controls_query_set()
-        if qs is not None:
-            out.append(qs)
+        out.append(controls_query_set(controls))
+    articles = {a.number for a in data.articles}
+    for path in query_files:
+        qs = labelled_query_set(path)
+        if qs.name in {q.name for q in out} or qs.name in BUILT_IN_SETS:
+            raise ConfigurationError(
+                f"{path}: a query set named {qs.name!r} is already evaluated; rename the file "
+                "(a set is named after its file's stem)"
+            )
+        for qid, gold in qs.gold.items():
+            outside = sorted(set(gold) - articles)
+            if outside:
+                raise ConfigurationError(
+                    f"{path}: query {qid!r} names article(s) {outside}, not among the {len(articles)} "
+                    f"articles of {law.short_name} that are ranked"
+                )
+        out.append(qs)
     return out, data, rows
 
 
@@ -108,7 +138,8 @@ def evaluate(
     model_path: Path | None = None,
     shared_data: Path | None = None,
     controls: Path | None = None,
-    sets: Sequence[str] = ("qa", "qr", "gdprhub", "controls"),
+    sets: Sequence[str] = BUILT_IN_SETS,
+    query_files: Sequence[Path] = (),
     baselines: Sequence[str] = ("prior", "bm25", "zero-shot"),
     fusion_weights: Sequence[float] = (),
     limit: int | None = None,
@@ -122,7 +153,9 @@ def evaluate(
         model_path: a trained classifier directory (None: baselines only).
         shared_data: the development data folder (GDPRhub); default from settings.
         controls: the control set file (default: the one shipped in ``compliance/evaluation/data``).
-        sets: which query sets.
+        sets: which built-in query sets (:data:`BUILT_IN_SETS`; may be empty when ``query_files`` are given).
+        query_files: the user's labelled JSONL files (``{"id", "text", "articles": [...]}`` per line), each
+            evaluated as a set named after the file's stem.
         baselines: any of ``prior`` (training-frequency, GDPRhub-frequency and law-derived priors), ``bm25``,
             ``zero-shot``.
         fusion_weights: also score ``classifier + w·log prior(GDPRhub train half)`` for these weights.
@@ -137,7 +170,13 @@ def evaluate(
     classifier = load(model_path) if model_path is not None else None
     data_config = DataConfig(**classifier.meta["recipe"]["data"]) if classifier is not None else DataConfig()
     query_sets, data, hub_rows = build_query_sets(
-        law, recital_map, data_config, shared_data=shared_data, controls=controls, sets=sets
+        law,
+        recital_map,
+        data_config,
+        shared_data=shared_data,
+        controls=controls,
+        sets=sets,
+        query_files=query_files,
     )
     if limit is not None:
         query_sets = [

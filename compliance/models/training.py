@@ -111,7 +111,7 @@ class Recipe:
 RECIPES: dict[str, Recipe] = {
     "plain": Recipe(name="plain", data=DataConfig(recitals=False)),
     # the default: recital enrichment, all six layers fine-tuned for two epochs, a soup of three seeds
-    # (law-prior weights re-selected for it on the GDPRhub training half: python -m compliance.evaluation.prior_selection)
+    # (law-prior weights re-selected for it on the GDPRhub training half: python -m experiments.prior_selection)
     "r": Recipe(
         name="r",
         epochs=2,

@@ -1,14 +1,17 @@
 """Engines and Alembic, driven from code: no ``alembic.ini`` is needed anywhere.
 
-The migration scripts live in the package (``compliance/migrations``); :func:`alembic_config` points Alembic
-at them and hands it an open connection, so the same code works for SQLite files, in-memory databases and
+The migration scripts live in the package (``compliance/migrations``, found through :mod:`importlib.resources`:
+:func:`migrations_dir`); :func:`alembic_config` points Alembic at them and hands it an open connection, so the same code works for SQLite files, in-memory databases and
 PostgreSQL (including a ``search_path`` set through the URL's ``options``).
 """
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +19,21 @@ if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy.engine import Connection, Engine
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+
+@cache
+def _package_migrations() -> Path:
+    stack = ExitStack()  # a temporary copy (zipped installs) lives as long as the process
+    atexit.register(stack.close)
+    return Path(stack.enter_context(resources.as_file(resources.files("compliance.migrations"))))
+
+
+def migrations_dir() -> Path:
+    """The Alembic script directory shipped in the package (``compliance.migrations``) as a real folder.
+
+    Alembic reads its scripts from the file system: an installed package's own folder, or a temporary copy made
+    by :func:`importlib.resources.as_file` when the package is not installed as plain files.
+    """
+    return _package_migrations()
 
 
 def create_engine_for(url: str, *, echo: bool = False) -> Engine:
@@ -114,7 +131,7 @@ def alembic_config(connection: Connection | None = None) -> Config:
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("script_location", str(migrations_dir()))
     cfg.set_main_option("version_path_separator", "os")
     if connection is not None:
         cfg.attributes["connection"] = connection
@@ -190,4 +207,4 @@ def new_revision(message: str, *, autogenerate: bool = True) -> Path:
                 command.revision(cfg, message=message, autogenerate=autogenerate, rev_id=rev_id)
         finally:
             engine.dispose()
-    return MIGRATIONS_DIR / "versions" / f"{rev_id}_{slug}.py"
+    return migrations_dir() / "versions" / f"{rev_id}_{slug}.py"

@@ -1,4 +1,5 @@
-"""Score an alert run against labelled expectations (``compliance/evaluation/data/eprivacy_expectations.json``).
+"""Score an alert run against labelled expectations (the ePrivacy expectations about the sample policies in
+``examples/``, shipped as ``compliance/evaluation/data/eprivacy_expectations.json``).
 
 The expectations name paragraphs by document file name and a phrase they contain (whitespace collapsed,
 case-sensitive), and say whether the law must or must not alert on them. An expectation is *alerted* when an
@@ -14,17 +15,20 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from compliance.errors import ConfigurationError
+from compliance.evaluation.queries import bundled_data
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.alerts.engine import ProposedAlert
     from compliance.store.records import StoredParagraph
 
-__all__ = ["ExpectationScore", "default_expectations_path", "locate", "score_alerts"]
+__all__ = ["ExpectationScore", "load_expectations", "locate", "score_alerts"]
 
 
-def default_expectations_path() -> Path:
-    """The ePrivacy expectations shipped with the package."""
-    return Path(__file__).resolve().parent.parent / "evaluation" / "data" / "eprivacy_expectations.json"
+def load_expectations(path: str | Path | None = None) -> dict[str, Any]:
+    """Expectations from a JSON file (default: the ePrivacy expectations shipped with the package)."""
+    source = Path(path) if path is not None else bundled_data("eprivacy_expectations.json")
+    loaded: dict[str, Any] = json.loads(source.read_text(encoding="utf-8"))
+    return loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +120,7 @@ def score_alerts(
     """
     spec: Mapping[str, Any]
     if expectations is None or isinstance(expectations, str | Path):
-        path = Path(expectations) if expectations is not None else default_expectations_path()
-        spec = json.loads(path.read_text(encoding="utf-8"))
+        spec = load_expectations(expectations)
     else:
         spec = expectations
     by_para = {a.paragraph_id: a for a in alerts}

@@ -1,8 +1,8 @@
 """Reproduce the retrieval evaluation table of ``docs/retrieval.md``.
 
-    python -m compliance.retrieval.evaluate                     # all tasks, BM25 + dense + fusion + date filter
-    python -m compliance.retrieval.evaluate --rerank            # … plus trained re-rankers (slow on CPU)
-    python -m compliance.retrieval.evaluate --tasks gdprhub --dense-model PATH --json out.json
+    python -m experiments.retrieval_evaluate                    # all tasks, BM25 + dense + fusion + date filter
+    python -m experiments.retrieval_evaluate --rerank           # … plus trained re-rankers (slow on CPU)
+    python -m experiments.retrieval_evaluate --tasks gdprhub --dense-model PATH --json out.json
 
 For each task: BM25 with textbook parameters (document- and passage-wise, with and without the idf denoising),
 BM25 with k1/b tuned on the dev split by a Bayesian search (optuna TPE, nDCG@20, seed 003 §5.3), dense retrieval
@@ -41,7 +41,7 @@ from compliance.retrieval.config import (
 )
 from compliance.retrieval.hybrid import HybridRetriever
 from compliance.retrieval.metrics import evaluate_rankings, macro_recall_at_k
-from compliance.retrieval.tasks import TASKS, RetrievalTask, load_task
+from experiments.retrieval_tasks import TASKS, RetrievalTask, load_task
 
 __all__ = ["Row", "evaluate_task", "main", "render_markdown"]
 
@@ -439,7 +439,7 @@ def render_markdown(rows: Sequence[Row]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m compliance.retrieval.evaluate", description=__doc__.split("\n")[0]
+        prog="python -m experiments.retrieval_evaluate", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--tasks", nargs="*", default=list(TASKS), choices=list(TASKS))
     parser.add_argument(

@@ -1,17 +1,19 @@
-"""The evaluation driver on a small synthetic task (tiny random BERT): rows, tuning on dev only, table."""
+"""experiments.retrieval_evaluate (the retrieval evaluation driver) on a small synthetic task (tiny random BERT): rows, tuning on dev only, table."""
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from pathlib import Path
 
 import pytest
 
-from compliance.retrieval.evaluate import alert_separation, evaluate_task, prior_rows, render_markdown
+from compliance.errors import ConfigurationError
 from compliance.retrieval.evaluation import FrequencyPrior, RetrievalEvaluator
 from compliance.retrieval.hybrid import HybridRetriever
-from compliance.retrieval.tasks import RetrievalTask, split_of
 from compliance.retrieval.types import Document
+from experiments.retrieval_evaluate import alert_separation, evaluate_task, prior_rows, render_markdown
+from experiments.retrieval_tasks import RetrievalTask, split_of
 from tests.fixtures.retrieval.tiny_models import make_tiny_bert
 
 TOPICS = {
@@ -101,3 +103,31 @@ def test_alert_separation() -> None:
         }
     )
     assert alert_separation(small_task(), {}) == {}
+
+
+def test_controls_task_reads_the_packaged_control_set(
+    shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance.settings import reset_settings
+    from experiments.retrieval_tasks import load_task
+
+    monkeypatch.setenv("COMPLIANCE_SHARED_DATA", str(shared_data))
+    reset_settings()
+    task = load_task("controls")
+    assert len(task.queries) >= 120 and len(task.corpus) == 99
+    assert sorted(task.splits["dev"] + task.splits["test"]) == sorted(task.queries)
+    assert all(g and all(a.startswith("gdpr/art:") for a in g) for g in task.gold.values())
+    assert {d.id for d in task.corpus} >= set().union(*task.gold.values())
+    with pytest.raises(ConfigurationError, match="unknown retrieval task"):
+        load_task("no-such-task")
+
+
+def test_render_saved_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments.retrieval_evaluate import Row, main
+
+    rows = [Row("small", "BM25", {}, {"queries": 2, "recall@10": 0.5, "ndcg@20": 0.25}).__dict__]
+    saved = tmp_path / "rows.json"
+    saved.write_text(json.dumps(rows), encoding="utf-8")
+    assert main(["--render", str(saved)]) == 0
+    out = capsys.readouterr().out
+    assert "#### small (2 test queries)" in out and "| BM25 | 50.0 | nan | 25.0 |" in out

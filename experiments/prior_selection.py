@@ -10,10 +10,11 @@ Both are computed from the law alone; only these weights are hyper-parameters. T
 2. ``log p_encoder(a | x) + log prior*(a) + β · log p_bm25(a | x)`` for every β, with the best prior of step 1;
 3. the principle umbrellas (:mod:`compliance.models.umbrella`) on top, for every ``top_k`` and weight::
 
-    python -m compliance.evaluation.prior_selection --model DIR [--json]
+    python -m experiments.prior_selection --model DIR [--json]
 
 The classifier's encoder is used without its stored prior and lexical weight, so any trained model can be
-re-examined.
+re-examined. The chosen weights are what the training recipes of :mod:`compliance.models.training` carry;
+this experiment is how they were found (not part of the package).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import click
 import numpy as np
 
 from compliance.evaluation.metrics import article_metrics, ranking_from_scores
@@ -43,6 +45,8 @@ __all__ = [
     "UMBRELLA_GRID",
     "PriorCandidate",
     "Selection",
+    "main",
+    "render_selection",
     "score_law_priors",
     "score_lexical_weights",
     "score_umbrellas",
@@ -232,53 +236,54 @@ def select_law_prior(
     )
 
 
-def main(argv: Sequence[str] | None = None) -> None:  # pragma: no cover - thin command-line wrapper
-    import click
+def _selection_dict(found: Selection) -> dict[str, Any]:
+    return {
+        "priors": [c.to_dict() for c in found.priors],
+        "lexical": [c.to_dict() for c in found.lexical],
+        "umbrellas": [c.to_dict() for c in found.umbrellas],
+        "best": found.best.to_dict(),
+    }
 
+
+def render_selection(found: Selection) -> str:
+    """The three steps' candidates as a text table, best first within each step."""
+    lines = [
+        "addressee citations recitals lexical umbrella(k, w) |   MRR   F^μ  Rec@3  objective"
+        "  (GDPRhub training half)"
+    ]
+    for c in [*found.priors, *found.lexical, *found.umbrellas]:
+        d = c.to_dict()
+        lines.append(
+            f"{d['addressee']:9g} {d['citations']:9g} {d['recitals']:8g} {d['lexical_weight']:7g}"
+            f" {d['umbrella_top_k']:6d} {d['umbrella_weight']:5g} |"
+            f" {d['mrr']:.3f} {d['f_mu']:.3f} {d['rec@3']:.3f}  {d['objective']:.3f}"
+        )
+        if c is found.priors[-1]:
+            lines.append("-- step 2: lexical weight with the best prior --")
+        if c is found.lexical[-1]:
+            lines.append("-- step 3: principle umbrellas on the best ensemble --")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--model", "model_path", type=click.Path(path_type=Path), default=None)
+@click.option("--json", "as_json", is_flag=True)
+def main(model_path: Path | None, as_json: bool) -> None:  # pragma: no cover - thin command-line wrapper
+    """Select the law-prior exponents, the lexical weight and the umbrellas on the GDPRhub training half."""
     from compliance.evaluation.queries import gdprhub_path, load_gdprhub
     from compliance.models.classifier import load
     from compliance.rules import get_pack, load_pack_law
 
-    @click.command()
-    @click.option("--model", "model_path", type=click.Path(path_type=Path), default=None)
-    @click.option("--json", "as_json", is_flag=True)
-    def cli(model_path: Path | None, as_json: bool) -> None:
-        path = gdprhub_path()
-        if path is None:
-            raise click.UsageError("no GDPRhub development set (set COMPLIANCE_SHARED_DATA)")
-        found = select_law_prior(
-            load(model_path), load_pack_law("gdpr"), get_pack("gdpr").recital_map(), load_gdprhub(path)
-        )
-        if as_json:
-            click.echo(
-                json.dumps(
-                    {
-                        "priors": [c.to_dict() for c in found.priors],
-                        "lexical": [c.to_dict() for c in found.lexical],
-                        "umbrellas": [c.to_dict() for c in found.umbrellas],
-                        "best": found.best.to_dict(),
-                    },
-                    indent=2,
-                )
-            )
-            return
-        click.echo(
-            "addressee citations recitals lexical umbrella(k, w) |   MRR   F^μ  Rec@3  objective"
-            "  (GDPRhub training half)"
-        )
-        for c in [*found.priors, *found.lexical, *found.umbrellas]:
-            d = c.to_dict()
-            click.echo(
-                f"{d['addressee']:9g} {d['citations']:9g} {d['recitals']:8g} {d['lexical_weight']:7g}"
-                f" {d['umbrella_top_k']:6d} {d['umbrella_weight']:5g} |"
-                f" {d['mrr']:.3f} {d['f_mu']:.3f} {d['rec@3']:.3f}  {d['objective']:.3f}"
-            )
-            if c is found.priors[-1]:
-                click.echo("-- step 2: lexical weight with the best prior --")
-            if c is found.lexical[-1]:
-                click.echo("-- step 3: principle umbrellas on the best ensemble --")
-
-    cli.main(args=list(argv) if argv is not None else None, standalone_mode=True)
+    path = gdprhub_path()
+    if path is None:
+        raise click.UsageError("no GDPRhub development set (set COMPLIANCE_SHARED_DATA)")
+    found = select_law_prior(
+        load(model_path),
+        load_pack_law("gdpr"),
+        get_pack("gdpr").recital_map(),
+        load_gdprhub(path),
+    )
+    click.echo(json.dumps(_selection_dict(found), indent=2) if as_json else render_selection(found))
 
 
 if __name__ == "__main__":  # pragma: no cover

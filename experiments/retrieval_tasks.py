@@ -1,5 +1,5 @@
-"""Evaluation tasks built from the shared development data (``settings.resolved_shared_data()``) and the
-package's evaluation data.
+"""Retrieval evaluation tasks built from the shared development data (``settings.resolved_shared_data()``), the
+package's evaluation data and the sample policies in ``examples/`` (an experiment: not part of the package).
 
 Every task has a corpus (documents), queries, gold links, optional query dates and deterministic splits (by a
 hash of the query id), so tuned parameters are never evaluated on their tuning queries.
@@ -40,6 +40,8 @@ from compliance.retrieval.types import Document
 
 __all__ = ["TASKS", "RetrievalTask", "load_task", "split_of"]
 
+#: the sample policies of the repository (not shipped with the package)
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EU_ACTS = ("gdpr", "eprivacy", "led", "psd2", "aifmd", "mifid2", "red", "eecc", "nis2")
 
 
@@ -160,10 +162,11 @@ def gdpr_recitals() -> RetrievalTask:
 
 
 def controls() -> RetrievalTask:
-    path = Path(__file__).resolve().parent.parent / "evaluation" / "data" / "controls.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    queries = {r["id"]: r["text"] for r in rows}
-    gold = {r["id"]: {f"gdpr/art:{a}" for a in r["articles"]} for r in rows}
+    from compliance.evaluation.queries import controls_query_set
+
+    qs = controls_query_set()
+    queries = dict(qs.queries)
+    gold = {q: {f"gdpr/art:{a}" for a in articles} for q, articles in qs.gold.items()}
     return RetrievalTask(
         "controls",
         "hand-written control → GDPR articles it implements (editorial labels)",
@@ -250,7 +253,7 @@ def example_paragraphs() -> tuple[Document, ...]:
     """Paragraphs of the sample policies in ``examples/`` (ids ``<file>#<ordinal>``)."""
     from compliance.connectors import parse_path
 
-    root = Path(__file__).resolve().parents[2] / "examples"
+    root = EXAMPLES
     docs: list[Document] = []
     for path in sorted(root.glob("*.docx")) + sorted(root.glob("*.pdf")):
         parsed = parse_path(path)
@@ -262,8 +265,9 @@ def example_paragraphs() -> tuple[Document, ...]:
 def eprivacy_controls() -> RetrievalTask:
     import re
 
-    path = Path(__file__).resolve().parent.parent / "evaluation" / "data" / "eprivacy_expectations.json"
-    spec = json.loads(path.read_text(encoding="utf-8"))
+    from experiments.alert_expectations import load_expectations
+
+    spec = load_expectations()
     corpus = list(example_paragraphs())
 
     def find(document: str, phrase: str) -> str:

@@ -1,0 +1,75 @@
+"""experiments.prior_selection: choosing the law-prior exponents and the lexical weight on development data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compliance.models.law_prior import LawPriorConfig
+from experiments.prior_selection import (
+    PriorCandidate,
+    Selection,
+    render_selection,
+    score_law_priors,
+    score_lexical_weights,
+    score_umbrellas,
+)
+
+
+@pytest.fixture(scope="module")
+def gdpr(gdpr_xml: Path):  # type: ignore[no-untyped-def]
+    from compliance.rules import get_pack, parse_formex
+
+    return parse_formex(gdpr_xml.read_bytes(), source=str(gdpr_xml)), get_pack("gdpr").recital_map()
+
+
+def test_selection_prefers_the_prior_that_matches_the_gold(gdpr) -> None:  # type: ignore[no-untyped-def]
+    law, rmap = gdpr
+    labels = list(range(1, 100))
+    # an uninformative classifier: only the prior can put Art. 6 (gold everywhere) near the top
+    ids = [f"q{i}" for i in range(20)]
+    gold = {i: [6] for i in ids}
+    found = score_law_priors(np.zeros((20, 99)), ids, gold, law, rmap, labels, ((0, 2), (0, 1), (0, 2)))
+    assert len(found) == 8
+    assert found[0].mrr > found[-1].mrr
+    uniform = next(c for c in found if c.config == LawPriorConfig(0, 0, 0))
+    assert found[0].mrr > uniform.mrr
+    assert found[0].to_dict()["objective"] == pytest.approx(found[0].mrr + found[0].f_mu, abs=1e-3)
+
+
+def test_lexical_step_prefers_the_expert_that_finds_the_gold(gdpr) -> None:  # type: ignore[no-untyped-def]
+    labels = list(range(1, 100))
+    ids = ["q1", "q2"]
+    gold = {"q1": [32], "q2": [15]}
+    encoder = np.log(np.full((2, 99), 1 / 99))
+    lexical = np.log(np.full((2, 99), 0.5 / 98))
+    lexical[0, 31] = lexical[1, 14] = np.log(0.5)
+    start = PriorCandidate(LawPriorConfig(0, 0, 0), 0.0, 0.0, 0.0)
+    found = score_lexical_weights(encoder, lexical, ids, gold, start, np.zeros(99), labels, (0.0, 1.0))
+    assert [c.lexical_weight for c in found] == [1.0, 0.0]
+    assert found[0].mrr == 1.0 and found[0].config == start.config
+
+
+def test_umbrella_step_prefers_the_umbrella_that_lifts_the_gold() -> None:
+    labels = [5, 32, 33]
+    ids = ["q1", "q2"]
+    gold = {"q1": [5], "q2": [5]}
+    # Art. 5 is second everywhere; Art. 32 alone lifts it in q1 only, Arts. 32 and 33 together in both
+    log_scores = np.log(np.array([[0.3, 0.45, 0.25], [0.3, 0.05, 0.65]]))
+    start = PriorCandidate(LawPriorConfig(0, 0, 0), 0.5, 0.0, 1.0, lexical_weight=0.5)
+    by_k = {1: {5: [32]}, 2: {5: [32, 33]}}
+    found = score_umbrellas(log_scores, ids, gold, start, by_k, labels, (0.0, 1.0))
+    # weight 0 is scored once (it is the same ensemble for every k): 1 + 2 candidates
+    assert [(c.umbrella_top_k, c.umbrella_weight) for c in found] == [(2, 1.0), (1, 1.0), (0, 0.0)]
+    assert found[0].mrr == 1.0 and found[-1].mrr == 0.5
+    assert found[1].mrr == 0.75  # one member only lifts Art. 5 in q1
+    assert all(c.lexical_weight == 0.5 and c.config == start.config for c in found)
+    prior_step = PriorCandidate(LawPriorConfig(0, 0, 0), 0.4, 0.0, 1.0)
+    selection = Selection([prior_step], [start], found)
+    assert selection.best is found[0]
+    table = render_selection(selection).splitlines()
+    assert table[0].startswith("addressee citations recitals") and len(table) == 1 + 1 + 1 + 3 + 2
+    assert "-- step 2: lexical weight with the best prior --" in table
+    assert "-- step 3: principle umbrellas on the best ensemble --" in table
