@@ -14,7 +14,7 @@ Use cases (imported lazily)::
     list_alerts / get_alert / acknowledge_alerts / train_decision
     search_laws(store, text=... | document=...) -> LawSearchResult;  search_controls(store, law) -> [ControlHit]
     load_classifier(path) -> ArticleClassifier;  map_texts(classifier, rows) -> {"id", "articles"} per row
-    train_classifier(TrainRequest(...)) -> summary
+    train_classifier(TrainRequest(...)) -> summary;  evaluate_classifier(path, query_files=...) -> report
     list_documents / document_detail / list_laws / law_detail
 """
 
@@ -50,6 +50,7 @@ _EXPORTS = {
     "search_controls": "compliance.app.search",
     "search_laws": "compliance.app.search",
     "TrainRequest": "compliance.app.classifier",
+    "evaluate_classifier": "compliance.app.classifier",
     "load_classifier": "compliance.app.classifier",
     "map_texts": "compliance.app.classifier",
     "train_classifier": "compliance.app.classifier",

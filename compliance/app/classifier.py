@@ -8,7 +8,7 @@ result per input, in input order, ``{"id": ..., "articles": [{"article": 32, "ti
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 from compliance.errors import ConfigurationError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from compliance.evaluation.run import EvaluationReport
     from compliance.models.classifier import ArticleClassifier
     from compliance.rules.corpus import Law
 
 __all__ = [
     "TrainRequest",
+    "evaluate_classifier",
     "gdpr_training_inputs",
     "load_classifier",
     "map_texts",
@@ -179,3 +181,57 @@ def map_texts(
             batch = []
     if batch:
         yield from ranked(batch)
+
+
+def evaluate_classifier(
+    model_path: Path | None = None,
+    *,
+    baselines_only: bool = False,
+    sets: Sequence[str] = (),
+    query_files: Sequence[Path] = (),
+    baselines: Sequence[str] = ("prior", "bm25", "zero-shot"),
+    fusion_weights: Sequence[float] = (),
+    controls_path: Path | None = None,
+    limit: int | None = None,
+    on_note: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> EvaluationReport:
+    """Seed-000 metrics of a classifier beside the frequency prior, BM25 and the zero-shot encoder.
+
+    Args:
+        model_path: the classifier (default ``<model_dir>/gdpr-classifier``; when that does not exist, only the
+            baselines are evaluated and ``on_note`` says so).
+        baselines_only: evaluate only the baselines.
+        sets: built-in query sets (``qa``, ``qr``, ``gdprhub``, ``controls``); default: all of them, or none when
+            ``query_files`` are given.
+        query_files: the user's own labelled JSONL ``{"id","text","articles":[...]}``, one set per file.
+        baselines: which baselines to evaluate beside the model.
+        fusion_weights: also report classifier + w·log(GDPRhub prior) for these weights.
+        controls_path: another control set for ``controls``.
+        limit: at most this many queries per set.
+        on_note: told why the model was left out.
+        progress: told which set and ranker is being evaluated.
+    """
+    from compliance.evaluation.run import BUILT_IN_SETS, evaluate
+    from compliance.models.classifier import default_model_path
+
+    path: Path | None = None
+    if not baselines_only:
+        path = model_path or default_model_path()
+        if model_path is None and not (path / "config.json").is_file():
+            if on_note is not None:
+                on_note(f"no model at {path}: evaluating baselines only (train one with `compliance train`)")
+            path = None
+    law, recital_map = gdpr_training_inputs()
+    return evaluate(
+        law,
+        recital_map,
+        model_path=path,
+        controls=controls_path,
+        sets=tuple(sets) or (() if query_files else BUILT_IN_SETS),
+        query_files=tuple(query_files),
+        baselines=tuple(baselines),
+        fusion_weights=tuple(fusion_weights),
+        limit=limit,
+        progress=progress,
+    )

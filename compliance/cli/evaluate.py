@@ -75,35 +75,23 @@ def evaluate_command(
 ) -> None:
     """Seed-000 metrics (Rec, Prec, F^μ, F^M, Rec@3, MRR) of the model beside the frequency prior, BM25 and
     the zero-shot base encoder, on the built-in query sets and on your own labelled JSONL (--queries)."""
-    from compliance.app.classifier import gdpr_training_inputs
-    from compliance.evaluation.run import BUILT_IN_SETS, evaluate
-    from compliance.models.classifier import default_model_path
+    from compliance.app import evaluate_classifier
     from compliance.progress import progress_enabled
-
-    path: Path | None = None
-    if not baselines_only:
-        path = model_path or default_model_path()
-        if model_path is None and not (path / "config.json").is_file():
-            click.echo(
-                f"no model at {path}: evaluating baselines only (train one with `compliance train`)", err=True
-            )
-            path = None
-    law, recital_map = gdpr_training_inputs()
 
     def progress(line: str) -> None:
         if progress_enabled():
             click.echo(f"evaluating {line}", err=True)
 
-    report = evaluate(
-        law,
-        recital_map,
-        model_path=path,
-        controls=controls_path,
-        sets=sets or (() if query_files else BUILT_IN_SETS),
+    report = evaluate_classifier(
+        model_path,
+        baselines_only=baselines_only,
+        sets=sets,
         query_files=query_files,
         baselines=baselines or ("prior", "bm25", "zero-shot"),
         fusion_weights=fusion_weights,
+        controls_path=controls_path,
         limit=limit,
+        on_note=lambda note: click.echo(note, err=True),
         progress=progress,
     )
     if output is not None:
