@@ -10,14 +10,20 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance.app.ingest import FileFailure, OnError, Source, expand_sources, save_sources, source_labels
 from compliance.errors import ConfigurationError
-from compliance.linking.classifier_links import METHOD, ClassifierLinkConfig, classify_paragraphs, new_links
+from compliance.linking.classifier_links import (
+    METHOD,
+    ClassifierLinkConfig,
+    ParagraphLinks,
+    classify_paragraphs,
+)
+from compliance.store import NewLink
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
@@ -199,6 +205,38 @@ def audit_documents(
             }
         )
     return AuditReport(run.id, model_info, summaries, failures, total_links)
+
+
+def new_links(
+    results: Sequence[ParagraphLinks],
+    provision_ids: Mapping[str, int],
+    model_identity: str,
+    extra_evidence: Mapping[str, Any] | None = None,
+) -> list[NewLink]:
+    """:class:`~compliance.store.NewLink` rows for ``results`` (``provision_ids``: ``art:N`` → provision id)."""
+    links = []
+    for res in results:
+        for score, status in res.linked:
+            key = f"art:{score.article}"
+            if key not in provision_ids:
+                raise ConfigurationError(f"the stored GDPR has no provision {key}")
+            evidence: dict[str, Any] = {
+                "model": model_identity,
+                "article": score.article,
+                "title": score.title,
+                "abstain": res.abstained,
+                **(extra_evidence or {}),
+            }
+            if score.components is not None:
+                evidence["components"] = score.components
+            if score.terms:
+                evidence["shared_terms"] = list(score.terms)
+            links.append(
+                NewLink(
+                    res.paragraph_id, provision_ids[key], METHOD, score.score, score.rank, evidence, status
+                )
+            )
+    return links
 
 
 def export_links(store: Store, run_id: int, out: Path) -> int:

@@ -9,9 +9,9 @@ paragraph ↔ article links the store keeps, with a status from the model's revi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from compliance.errors import ConfigurationError
 
@@ -93,37 +93,3 @@ def classify_paragraphs(
                 out.append(ParagraphLinks(pid, tuple(scores), tuple(linked), needs_review, abstained))
             progress.update(len(chunk))
     return out
-
-
-def new_links(
-    results: Sequence[ParagraphLinks],
-    provision_ids: Mapping[str, int],
-    model_identity: str,
-    extra_evidence: Mapping[str, Any] | None = None,
-) -> list[Any]:
-    """:class:`~compliance.store.NewLink` rows for ``results`` (``provision_ids``: ``art:N`` → provision id)."""
-    from compliance.store import NewLink
-
-    links = []
-    for res in results:
-        for score, status in res.linked:
-            key = f"art:{score.article}"
-            if key not in provision_ids:
-                raise ConfigurationError(f"the stored GDPR has no provision {key}")
-            evidence: dict[str, Any] = {
-                "model": model_identity,
-                "article": score.article,
-                "title": score.title,
-                "abstain": res.abstained,
-                **(extra_evidence or {}),
-            }
-            if score.components is not None:
-                evidence["components"] = score.components
-            if score.terms:
-                evidence["shared_terms"] = list(score.terms)
-            links.append(
-                NewLink(
-                    res.paragraph_id, provision_ids[key], METHOD, score.score, score.rank, evidence, status
-                )
-            )
-    return links
