@@ -13,7 +13,8 @@ import pytest
 from compliance.models.data import DataConfig
 from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt
 from compliance.models.training import Recipe, get_recipe, train
-from tests.fixtures.classifier.tiny import RECITAL_MAP, make_tiny_bert, mini_gdpr, single_threaded
+from tests.fixtures.classifier.tiny import RECITAL_MAP, mini_gdpr, single_threaded
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 torch = pytest.importorskip("torch")
 

@@ -11,8 +11,9 @@ from compliance.errors import RetrievalError
 from compliance.retrieval.analysis import Analyzer, english_stopwords
 from compliance.retrieval.bm25 import BM25Index
 from compliance.retrieval.config import BM25Config, TokenizerConfig
-from compliance.retrieval.passages import max_pool, split_passages
+from compliance.retrieval.passages import max_pool
 from compliance.retrieval.types import Document
+from compliance.text import split_passages
 
 RAW = TokenizerConfig(stopwords=False, idf_denoise=False, stem=False, digits=False, min_length=1)
 

@@ -12,7 +12,7 @@ from compliance.retrieval.evaluation import FrequencyPrior, RetrievalEvaluator
 from compliance.retrieval.hybrid import HybridRetriever
 from compliance.retrieval.tasks import RetrievalTask, split_of
 from compliance.retrieval.types import Document
-from tests.fixtures.retrieval.tiny_models import make_tiny_bert
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 TOPICS = {
     "cookies": "cookies terminal equipment consent user",

@@ -20,7 +20,7 @@ from compliance.retrieval.config import (
 from compliance.retrieval.fusion import linear_fusion
 from compliance.retrieval.hybrid import HybridRetriever
 from compliance.retrieval.types import Document, Hit, Retriever
-from tests.fixtures.retrieval.tiny_models import make_tiny_bert
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 LAWS = [
     Document(

@@ -19,7 +19,7 @@ from compliance.retrieval.rerank.cross_encoder import (
 )
 from compliance.retrieval.rerank.pli import PLIReranker, interaction_features, train_pli
 from compliance.retrieval.types import Document
-from tests.fixtures.retrieval.tiny_models import make_tiny_bert
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 DOCS = [
     Document("cookies", "cookies stored in terminal equipment need consent of the user"),

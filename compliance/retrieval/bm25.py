@@ -30,8 +30,9 @@ from compliance.errors import RetrievalError
 from compliance.retrieval.analysis import Analyzer
 from compliance.retrieval.artifacts import corpus_checksum, read_config, text_hash, write_config
 from compliance.retrieval.config import BM25Config, TokenizerConfig
-from compliance.retrieval.passages import max_pool, split_passages
+from compliance.retrieval.passages import max_pool
 from compliance.retrieval.types import Document, Hit
+from compliance.text import split_passages
 
 __all__ = ["BM25Index"]
 

@@ -25,8 +25,8 @@ from compliance.retrieval.config import DenseConfig, RetrievalConfig
 from compliance.retrieval.datefilter import date_mask
 from compliance.retrieval.dense import DenseIndex
 from compliance.retrieval.fusion import linear_fusion, minmax, rrf_fusion
-from compliance.retrieval.passages import split_passages
 from compliance.retrieval.types import Document, Hit
+from compliance.text import split_passages
 
 __all__ = ["HybridRetriever"]
 

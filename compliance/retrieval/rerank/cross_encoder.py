@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compliance.errors import ModelError, ModelNotFoundError
-from compliance.retrieval.passages import split_passages
 from compliance.retrieval.types import Document
+from compliance.text import split_passages
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.retrieval.bm25 import BM25Index
