@@ -98,7 +98,7 @@ def run() -> dict[str, Any]:
     """The benchmark; returns its figures."""
     import torch
 
-    from compliance.models.encoder import bf16_supported
+    from compliance.runtime import bf16_supported
 
     n = int(os.environ.get("BENCH_N", "256"))
     repeats = int(os.environ.get("BENCH_REPEATS", "3"))

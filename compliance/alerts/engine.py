@@ -172,7 +172,8 @@ def load_decision_model(path: str | None = None) -> LinkDecisionModel:
     Raises:
         ModelNotFoundError: none trained yet (``compliance alerts train-decision``).
     """
-    from compliance.linking.decision import LinkDecisionModel, default_decision_dir
+    from compliance.linking.decision import LinkDecisionModel
+    from compliance.runtime import default_decision_dir
 
     return LinkDecisionModel.load(path or default_decision_dir())
 
