@@ -70,6 +70,9 @@ def test_alerts_rank_the_concerned_controls(store: Any, loaded: dict[str, Any], 
     assert run.stats["alerts"] == sum(a.decision == "alert" for a in result.alerts)
     assert run.config["law"] == "minicookie"
     assert run.model["threshold"] == pytest.approx(0.45)
+    assert (
+        run.model["retrieval"] == loaded["search"].configs.controls.to_dict()
+    )  # the controls index's config
 
 
 def test_new_version_alerts_only_on_changed_articles(

@@ -96,3 +96,11 @@ def test_from_store(tmp_path: Path) -> None:
     )
     docs = retriever.invoke("payment transaction credited business day")
     assert docs[0].metadata["law"] == "minipay"
+    # the product's configuration by default, BM25 alone with dense=False: the same index API as search/alerts
+    from compliance.retrieval import index_configs
+
+    plain = LawCorpusRetriever.from_store(
+        f"sqlite:///{tmp_path / 'lc.db'}", index_dir=str(tmp_path / "idx3"), dense=False
+    )
+    assert plain.search.configs == index_configs(dense=False)
+    assert plain.invoke("payment transaction credited business day", k=1)[0].metadata["law"] == "minipay"

@@ -98,6 +98,25 @@ def test_indexes_are_persisted_and_updated_incrementally(
     assert added == []  # nothing changed: loaded from disk as is
 
 
+def test_each_index_is_built_with_its_tuned_configuration(store: Any, tmp_path: Path) -> None:
+    from compliance.connectors import parse_path
+    from compliance.retrieval import RetrievalConfig, index_config
+    from compliance.retrieval.indexes import IndexConfigs
+    from compliance.rules import load_law_file
+    from compliance.search import LawSearch
+
+    store.save_document(parse_path(FIXTURES / "controls.txt"))
+    store.save_law(load_law_file(FIXTURES / "mini_cookie_law.json"))
+    search = LawSearch(store, dense=False, index_dir=tmp_path / "idx")
+    assert search.provisions_index().config == index_config("provisions", dense=False)  # k1 7.87, b 0.53
+    assert search.controls_index().config == index_config("controls", dense=False)  # k1 1.2, b 0.75
+    # a configuration change rebuilds the stored index; one RetrievalConfig may serve both indexes
+    uniform = LawSearch(store, RetrievalConfig(), index_dir=tmp_path / "idx")
+    assert uniform.configs == IndexConfigs.uniform(RetrievalConfig())
+    assert uniform.provisions_index().config == RetrievalConfig()
+    assert LawSearch(store).configs.provisions.dense is not None  # the product default fuses BM25 and dense
+
+
 def test_cli_search_both_directions(tmp_path: Path) -> None:
     from compliance.cli import cli
 

@@ -236,7 +236,7 @@ def run_alerts(
         },
         "threshold": decision.threshold,
         "band_lower": decision.lower,
-        "retrieval": search.config.to_dict(),
+        "retrieval": search.configs.controls.to_dict(),
     }
     run_config = {
         "law": record.short_name,
