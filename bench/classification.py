@@ -21,12 +21,12 @@ def _classifier(device: str) -> Any:
         ArticleClassifier,
         ClassifierConfig,
         CosineHead,
-        default_model_path,
         load,
     )
     from compliance.models.encoder import load_encoder
+    from compliance.runtime import default_classifier_dir
 
-    path = default_model_path()
+    path = default_classifier_dir()
     if (path / "config.json").is_file():
         return load(path, device=device), str(path)
     enc = load_encoder(None, device=device)
@@ -98,7 +98,7 @@ def run() -> dict[str, Any]:
     """The benchmark; returns its figures."""
     import torch
 
-    from compliance.models.encoder import bf16_supported
+    from compliance.runtime import bf16_supported
 
     n = int(os.environ.get("BENCH_N", "256"))
     repeats = int(os.environ.get("BENCH_REPEATS", "3"))

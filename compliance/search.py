@@ -6,26 +6,26 @@
 * **law → controls**: a stored law (its articles joined) or one provision is the query against every stored
   control paragraph (:meth:`LawSearch.controls_for_law`).
 
-Both directions run on :class:`~compliance.retrieval.HybridRetriever` indexes that are built from the store,
-persisted under ``settings.resolved_index_dir`` (``provisions/`` and ``controls/``) and brought up to date
-incrementally on use: only documents that are new or whose text changed are (re-)indexed, deleted ones are
-removed. A changed retrieval configuration rebuilds the index.
+Both directions run on the product's two indexes (:mod:`compliance.retrieval.indexes`): built from the store,
+persisted under the index directory (``provisions/`` and ``controls/``), each with its tuned configuration
+(:func:`~compliance.retrieval.indexes.index_configs`), and brought up to date incrementally on use: only
+documents that are new or whose text changed are (re-)indexed, deleted ones are removed. A changed retrieval
+configuration, or an index that cannot be read, rebuilds the index.
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compliance.errors import LawNotFoundError, RetrievalError
+from compliance.errors import LawNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.connectors.document import ParsedDocument
     from compliance.retrieval import Document, HybridRetriever, RetrievalConfig
+    from compliance.retrieval.indexes import IndexConfigs
     from compliance.rules.corpus import Law
     from compliance.store import Store
 
@@ -35,27 +35,11 @@ __all__ = [
     "LawSearch",
     "LawSearchResult",
     "ProvisionHit",
-    "default_retrieval_config",
     "law_query_text",
 ]
 
-logger = logging.getLogger(__name__)
-
 #: paragraphs of these kinds are not indexed as controls (a heading is not a control)
 SKIPPED_PARAGRAPH_KINDS = frozenset({"heading"})
-
-
-def default_retrieval_config(*, dense: bool = True) -> RetrievalConfig:
-    """The default pipeline for both directions: denoised BM25 fused linearly with the dense encoder (α 0.5).
-
-    Args:
-        dense: False gives BM25 alone (no model needed; what the fast tests use).
-    """
-    from compliance.retrieval import DenseConfig, FusionConfig, RetrievalConfig
-
-    if not dense:
-        return RetrievalConfig(fusion=FusionConfig(method="bm25"))
-    return RetrievalConfig(dense=DenseConfig(), fusion=FusionConfig(method="linear", alpha=0.5))
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,74 +135,39 @@ def law_query_text(law: Law, keys: Sequence[str] | None = None) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def _text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def sync_index(
-    path: Path, docs: Sequence[Document], config: RetrievalConfig, encoder: Any = None
-) -> HybridRetriever:
-    """Load the index at ``path`` and bring it in line with ``docs``; build it when absent or stale.
-
-    Only new or changed documents are indexed again; removed ones are deleted. The index is saved when it
-    changed. A different stored configuration (or an unreadable index) triggers a full rebuild.
-    """
-    from compliance.retrieval import HybridRetriever
-
-    retriever: HybridRetriever | None = None
-    if (path / "config.json").is_file():
-        try:
-            retriever = HybridRetriever.load(path, encoder=encoder)
-        except RetrievalError as exc:
-            logger.warning("index %s unusable (%s); rebuilding", path, exc)
-            retriever = None
-        if retriever is not None and retriever.config != config:
-            logger.info("index %s was built with another configuration; rebuilding", path)
-            retriever = None
-    if retriever is None:
-        retriever = HybridRetriever.build(list(docs), config, encoder=encoder)
-        if docs:
-            retriever.save(path)
-        return retriever
-    wanted = {d.id: d for d in docs}
-    stale = [
-        i
-        for i, d in retriever.documents.items()
-        if i not in wanted or _text_digest(d.text) != _text_digest(wanted[i].text)
-    ]
-    fresh = [d for i, d in wanted.items() if i not in retriever.documents or i in set(stale)]
-    if stale:
-        retriever.remove(stale)
-    if fresh:
-        retriever.add(fresh)
-    if stale or fresh:
-        logger.info("index %s: %d removed/changed, %d added", path, len(stale), len(fresh))
-        retriever.save(path)
-    return retriever
-
-
 class LawSearch:
     """Search laws for controls and controls for laws, over indexes kept in sync with the store.
 
     Args:
         store: where laws and controls are read from.
-        config: the retrieval pipeline (default :func:`default_retrieval_config`).
-        index_dir: where the indexes live (default ``settings.resolved_index_dir``).
+        config: the retrieval configuration: both indexes' (:class:`~compliance.retrieval.indexes.IndexConfigs`),
+            or one :class:`~compliance.retrieval.RetrievalConfig` for both (experiments); default
+            :func:`~compliance.retrieval.indexes.index_configs` (the tuned one of each index).
+        index_dir: where the indexes live (default :func:`compliance.runtime.default_index_dir`).
         encoder: a loaded :class:`~compliance.retrieval.TextEncoder` shared by both indexes.
+        dense: with the default configuration, False gives BM25 alone (no model; ``--bm25-only``).
     """
 
     def __init__(
         self,
         store: Store,
-        config: RetrievalConfig | None = None,
+        config: IndexConfigs | RetrievalConfig | None = None,
         index_dir: str | Path | None = None,
         encoder: Any = None,
+        *,
+        dense: bool = True,
     ) -> None:
-        from compliance.settings import get_settings
+        from compliance.retrieval.indexes import IndexConfigs, index_configs
+        from compliance.runtime import default_index_dir
 
         self.store = store
-        self.config = config or default_retrieval_config()
-        self.index_dir = Path(index_dir) if index_dir is not None else get_settings().resolved_index_dir
+        if config is None:
+            self.configs = index_configs(dense=dense)
+        elif isinstance(config, IndexConfigs):
+            self.configs = config
+        else:
+            self.configs = IndexConfigs.uniform(config)
+        self.index_dir = Path(index_dir) if index_dir is not None else default_index_dir()
         self.encoder = encoder
         self._provisions: HybridRetriever | None = None
         self._controls: HybridRetriever | None = None
@@ -230,6 +179,7 @@ class LawSearch:
         """The index of every stored law's articles (latest versions), ids ``<law>/<key>``."""
         if self._provisions is None or refresh:
             from compliance.retrieval import law_documents
+            from compliance.retrieval.indexes import PROVISION_INDEX, sync_index
 
             docs: list[Document] = []
             for record in self.store.list_laws():
@@ -241,7 +191,9 @@ class LawSearch:
                     key = str(doc.metadata.get("key", ""))
                     if key in ids:
                         self._provision_ids[doc.id] = ids[key]
-            self._provisions = sync_index(self.index_dir / "provisions", docs, self.config, self.encoder)
+            self._provisions = sync_index(
+                self.index_dir / PROVISION_INDEX, docs, self.configs.provisions, self.encoder
+            )
             self._share_encoder(self._provisions)
         return self._provisions
 
@@ -249,6 +201,7 @@ class LawSearch:
         """The index of every stored control paragraph (latest document versions), ids = paragraph ids."""
         if self._controls is None or refresh:
             from compliance.retrieval import Document
+            from compliance.retrieval.indexes import CONTROL_INDEX, sync_index
 
             docs = [
                 Document(
@@ -265,7 +218,9 @@ class LawSearch:
                 for p in self.store.iter_paragraphs()
                 if p.kind not in SKIPPED_PARAGRAPH_KINDS and p.text.strip()
             ]
-            self._controls = sync_index(self.index_dir / "controls", docs, self.config, self.encoder)
+            self._controls = sync_index(
+                self.index_dir / CONTROL_INDEX, docs, self.configs.controls, self.encoder
+            )
             self._share_encoder(self._controls)
         return self._controls
 

@@ -379,7 +379,7 @@ def train_rerankers(
     docs = {d.id: d for d in task.corpus}
     bm25 = BM25Index.build(task.corpus)
     train_q = {q: task.queries[q] for q in task.splits["train"]}
-    if not (ce_dir / "reranker.json").is_file():
+    if not (ce_dir / "config.json").is_file():
         pairs = build_pairs(train_q, task.gold, bm25, docs, negatives=3, seed=seed)[:max_pairs]
         train_cross_encoder(pairs, None, ce_dir, epochs=2, lr=3e-5, batch_size=16, max_length=256, seed=seed)
     if not (pli_dir / "config.json").is_file():

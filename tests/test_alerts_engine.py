@@ -31,13 +31,13 @@ def decision() -> Any:
 def loaded(store: Any, tmp_path: Path) -> dict[str, Any]:
     from compliance.connectors import parse_path
     from compliance.rules import load_law_file
-    from compliance.search import LawSearch, default_retrieval_config
+    from compliance.search import LawSearch
 
     saved_doc = store.save_document(parse_path(FIXTURES / "controls.txt"))
     law = load_law_file(FIXTURES / "mini_cookie_law.json")
     saved = store.save_law(law)
     paragraphs = {p.ordinal: p.id for p in store.iter_paragraphs()}
-    search = LawSearch(store, default_retrieval_config(dense=False), index_dir=tmp_path / "idx")
+    search = LawSearch(store, dense=False, index_dir=tmp_path / "idx")
     return {"law": law, "saved": saved, "doc": saved_doc, "para": paragraphs, "search": search}
 
 
@@ -70,6 +70,9 @@ def test_alerts_rank_the_concerned_controls(store: Any, loaded: dict[str, Any], 
     assert run.stats["alerts"] == sum(a.decision == "alert" for a in result.alerts)
     assert run.config["law"] == "minicookie"
     assert run.model["threshold"] == pytest.approx(0.45)
+    assert (
+        run.model["retrieval"] == loaded["search"].configs.controls.to_dict()
+    )  # the controls index's config
 
 
 def test_new_version_alerts_only_on_changed_articles(

@@ -44,7 +44,7 @@ def test_eprivacy_raises_ranked_alerts_with_evidence(
     from compliance.alerts.engine import run_alerts
     from compliance.connectors import parse_many
     from compliance.rules import load_law_file
-    from compliance.search import LawSearch, default_retrieval_config
+    from compliance.search import LawSearch
     from compliance.store import Store
     from experiments.alert_expectations import score_alerts
 
@@ -54,7 +54,7 @@ def test_eprivacy_raises_ranked_alerts_with_evidence(
         assert outcome.document is not None, outcome.error
         store.save_document(outcome.document)
     store.save_law(load_law_file(shared_data / "laws" / "eu" / "eprivacy.json"))
-    search = LawSearch(store, default_retrieval_config(), index_dir=tmp_path / "idx")
+    search = LawSearch(store, index_dir=tmp_path / "idx")
     result = run_alerts(store, "eprivacy", decision=decision, search=search)
 
     score = score_alerts(result.alerts, list(store.iter_paragraphs()))

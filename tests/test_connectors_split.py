@@ -7,8 +7,9 @@ import json
 import pytest
 
 from compliance.connectors import ParsedDocument, SplitConfig, count_tokens
-from compliance.connectors.assemble import Block, assemble, clean_text
+from compliance.connectors.assemble import Block, assemble
 from compliance.errors import ConfigurationError
+from compliance.text import clean_text
 from tests.fixtures.connectors import builders as b
 
 

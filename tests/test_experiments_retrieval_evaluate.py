@@ -14,7 +14,7 @@ from compliance.retrieval.hybrid import HybridRetriever
 from compliance.retrieval.types import Document
 from experiments.retrieval_evaluate import alert_separation, evaluate_task, prior_rows, render_markdown
 from experiments.retrieval_tasks import RetrievalTask, split_of
-from tests.fixtures.retrieval.tiny_models import make_tiny_bert
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 TOPICS = {
     "cookies": "cookies terminal equipment consent user",

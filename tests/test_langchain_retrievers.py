@@ -17,7 +17,7 @@ def build_search(root: Path) -> Any:
     """A SQLite store with the fixture controls and two mini laws, searched with BM25 alone."""
     from compliance.connectors import parse_path
     from compliance.rules import load_law_file
-    from compliance.search import LawSearch, default_retrieval_config
+    from compliance.search import LawSearch
     from compliance.store import Store
 
     store = Store(f"sqlite:///{root / 'lc.db'}")
@@ -25,7 +25,7 @@ def build_search(root: Path) -> Any:
     store.save_document(parse_path(FIXTURES / "controls.txt"))
     store.save_law(load_law_file(FIXTURES / "mini_cookie_law.json"))
     store.save_law(load_law_file(FIXTURES / "mini_payments_law.json"))
-    return LawSearch(store, default_retrieval_config(dense=False), index_dir=root / "idx")
+    return LawSearch(store, dense=False, index_dir=root / "idx")
 
 
 @pytest.fixture(scope="module")
@@ -85,14 +85,22 @@ def test_k_validation(search: Any) -> None:
 
 def test_from_store(tmp_path: Path) -> None:
     from compliance.integrations.langchain import LawCorpusRetriever
-    from compliance.search import default_retrieval_config
+    from compliance.retrieval.indexes import index_configs
 
     build_search(tmp_path)
     retriever = LawCorpusRetriever.from_store(
         f"sqlite:///{tmp_path / 'lc.db'}",
-        config=default_retrieval_config(dense=False),
+        config=index_configs(dense=False),
         index_dir=str(tmp_path / "idx2"),
         k=2,
     )
     docs = retriever.invoke("payment transaction credited business day")
     assert docs[0].metadata["law"] == "minipay"
+    # the product's configuration by default, BM25 alone with dense=False: the same index API as search/alerts
+    from compliance.retrieval import index_configs
+
+    plain = LawCorpusRetriever.from_store(
+        f"sqlite:///{tmp_path / 'lc.db'}", index_dir=str(tmp_path / "idx3"), dense=False
+    )
+    assert plain.search.configs == index_configs(dense=False)
+    assert plain.invoke("payment transaction credited business day", k=1)[0].metadata["law"] == "minipay"

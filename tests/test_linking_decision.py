@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compliance.errors import ConfigurationError, ModelNotFoundError
+from compliance.errors import ConfigurationError, ModelError, ModelNotFoundError
 from compliance.linking.decision import (
     LinkDecisionConfig,
     LinkDecisionModel,
@@ -169,7 +169,7 @@ def tiny_st(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     torch.manual_seed(0)
     root = tmp_path_factory.mktemp("tiny")
-    from compliance.models.encoder import default_base_model_path
+    from compliance.runtime import default_base_model_path
 
     hf = root / "hf"
     tokenizer = BertTokenizerFast.from_pretrained(str(default_base_model_path()))  # real vocabulary
@@ -210,14 +210,19 @@ def test_train_save_load_round_trip(tiny_st: Path, tmp_path: Path) -> None:
     assert model.info["training"]["steps"] == 4
 
     config = json.loads((tmp_path / "dec" / "config.json").read_text())
-    assert config["kind"] == "link-decision"
+    assert config["kind"] == "link-decision" and config["format_version"] == 2
     assert config["grading_scheme"]["3"] == "same article"
     assert config["band"]["upper"] == config["threshold"]
     assert config["band"]["lower"] <= config["threshold"]
     assert config["data"]["laws"][1]["short_name"] == "two"
     assert set(config["metrics"]) == {"heldout", "heldout_before_fine_tuning"}
     assert "package_version" in config
-    assert "Grading scheme" in (tmp_path / "dec" / "README.md").read_text()
+    provenance = config["provenance"]
+    assert len(provenance["training_data_sha256"]) == 64
+    assert provenance["laws"] == {"one": "", "two": ""}  # these test laws have no source checksum
+    assert len(provenance["base_model_sha256"]) == 64  # the tiny model's weights
+    assert "Grading scheme" in (tmp_path / "dec" / "MODEL_CARD.md").read_text()
+    assert not (tmp_path / "dec" / "README.md").exists()
 
     loaded = LinkDecisionModel.load(tmp_path / "dec")
     assert loaded.threshold == pytest.approx(model.threshold)
@@ -239,6 +244,47 @@ def test_train_save_load_round_trip(tiny_st: Path, tmp_path: Path) -> None:
 def test_load_missing_artifact(tmp_path: Path) -> None:
     with pytest.raises(ModelNotFoundError, match="train-decision"):
         LinkDecisionModel.load(tmp_path / "nothing")
+
+
+def _as_format_1(directory: Path) -> None:
+    """Rewrite a saved decision directory the way format 1 wrote it: no format_version, no provenance, the card in
+    README.md."""
+    config = json.loads((directory / "config.json").read_text())
+    del config["format_version"], config["provenance"]
+    (directory / "config.json").write_text(json.dumps(config, indent=2))
+    (directory / "MODEL_CARD.md").rename(directory / "README.md")
+
+
+def test_format_1_directory_loads_and_is_replaced_on_save(tiny_st: Path, tmp_path: Path) -> None:
+    model = LinkDecisionModel.from_base(str(tiny_st), threshold=0.61, lower=0.5)
+    model.save(tmp_path / "dec")
+    _as_format_1(tmp_path / "dec")
+    old = LinkDecisionModel.load(tmp_path / "dec")
+    assert (old.threshold, old.lower) == (0.61, 0.5)
+    texts = ["cookie consent", "bank fee"]
+    np.testing.assert_array_equal(old.encode(texts), model.encode(texts))
+    old.save(tmp_path / "dec")  # saving again writes the current format and drops the old card
+    config = json.loads((tmp_path / "dec" / "config.json").read_text())
+    assert config["format_version"] == 2 and config["threshold"] == 0.61
+    assert (tmp_path / "dec" / "MODEL_CARD.md").is_file() and not (tmp_path / "dec" / "README.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"format_version": 99}, "newer version of compliance"),
+        ({"kind": "gdpr-classifier"}, "'gdpr-classifier' artifact, not a link-decision model"),
+    ],
+)
+def test_foreign_or_newer_directory_says_how_to_rebuild(
+    tiny_st: Path, tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    LinkDecisionModel.from_base(str(tiny_st), threshold=0.6, lower=0.5).save(tmp_path / "dec")
+    config = json.loads((tmp_path / "dec" / "config.json").read_text())
+    (tmp_path / "dec" / "config.json").write_text(json.dumps({**config, **change}))
+    with pytest.raises(ModelError, match=message) as info:
+        LinkDecisionModel.load(tmp_path / "dec")
+    assert "compliance alerts train-decision" in str(info.value)
 
 
 def test_config_validation() -> None:

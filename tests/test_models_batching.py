@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 
 
 def test_length_sorted_batches_pad_and_keep_positions() -> None:
-    from compliance.models.encoder import length_sorted_batches
+    from compliance.runtime import length_sorted_batches
 
     seqs = [[5, 6, 7], [1], [2, 3], [4, 4, 4, 4]]
     batches = list(length_sorted_batches(seqs, batch_size=2, pad_id=0))

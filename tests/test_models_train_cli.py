@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from compliance.cli import cli
-from tests.fixtures.classifier.tiny import make_tiny_bert, single_threaded
+from tests.fixtures.classifier.tiny import single_threaded
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 pytest.importorskip("torch")
 

@@ -10,10 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from compliance import __version__
+from compliance.artifacts import file_sha256
 from compliance.models.data import DataConfig
 from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt
 from compliance.models.training import Recipe, get_recipe, train
-from tests.fixtures.classifier.tiny import RECITAL_MAP, make_tiny_bert, mini_gdpr, single_threaded
+from tests.fixtures.classifier.tiny import RECITAL_MAP, mini_gdpr, single_threaded
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 torch = pytest.importorskip("torch")
 
@@ -70,7 +73,8 @@ def test_training_converges_and_records_curves(trained: tuple[Path, dict]) -> No
 def test_saved_model_is_self_describing(trained: tuple[Path, dict]) -> None:
     path, _ = trained
     cfg = json.loads((path / "config.json").read_text())
-    assert cfg["format"] == "compliance.gdpr-classifier"
+    assert (cfg["kind"], cfg["format_version"], cfg["package_version"]) == ("gdpr-classifier", 3, __version__)
+    assert "format" not in cfg
     assert cfg["labels"] == [5, 15, 17, 32, 33]
     assert cfg["label_to_index"]["32"] == 3
     assert cfg["titles"]["32"] == "Security of processing"
@@ -78,6 +82,12 @@ def test_saved_model_is_self_describing(trained: tuple[Path, dict]) -> None:
     assert cfg["provenance"]["law"]["checksum"] == "0" * 64
     assert cfg["provenance"]["recital_map_checksum"]
     assert cfg["provenance"]["counts"]["train"] == 5 * 16
+    assert len(cfg["provenance"]["training_data_sha256"]) == 64
+    assert cfg["provenance"]["base_model_sha256"] == file_sha256(
+        Path(cfg["recipe"]["base_model"]) / "model.safetensors"
+    )
+    card = (path / "MODEL_CARD.md").read_text()
+    assert "GDPR article classifier" in card and cfg["provenance"]["training_data_sha256"] in card
     assert cfg["package_version"]
     assert cfg["inference"]["temperature"] > 0
     assert len(cfg["inference"]["review_band"]) == 2
@@ -183,7 +193,7 @@ def test_model_carries_the_law_prior(trained: tuple[Path, dict]) -> None:
 
     path, _ = trained
     cfg = json.loads((path / "config.json").read_text())
-    assert cfg["format_version"] == 2
+    assert cfg["format_version"] == 3
     assert cfg["recipe"]["law_prior"] == {"addressee": 2.0, "citations": 1.0, "recitals": 2.0}
     assert cfg["law_prior"]["most_likely"]
     prior = np.asarray(cfg["inference"]["label_prior"])
@@ -199,20 +209,82 @@ def test_model_carries_the_law_prior(trained: tuple[Path, dict]) -> None:
     np.testing.assert_allclose(ratio / ratio.sum(), prior, rtol=1e-5)
 
 
-def test_format_1_priors_were_counts(trained: tuple[Path, dict], tmp_path: Path) -> None:
+def _old_format_copy(path: Path, target: Path, version: int) -> dict[str, Any]:
+    """A copy of a saved classifier whose config.json is written as formats 1 and 2 wrote it: ``"format"`` instead
+    of ``kind``, no envelope checksums in the provenance, no MODEL_CARD.md requirement."""
     import shutil
 
+    shutil.copytree(path, target)
+    cfg = json.loads((target / "config.json").read_text())
+    del cfg["kind"]
+    for key in ("training_data_sha256", "base_model_sha256"):
+        del cfg["provenance"][key]
+    old = {"format": "compliance.gdpr-classifier", **cfg, "format_version": version}
+    (target / "config.json").write_text(json.dumps(old, indent=2))
+    (target / "MODEL_CARD.md").unlink()
+    return old
+
+
+def test_format_2_directory_scores_bit_identically(trained: tuple[Path, dict], tmp_path: Path) -> None:
     from compliance.models.classifier import load
 
     path, _ = trained
-    old = tmp_path / "old"
-    shutil.copytree(path, old)
-    cfg = json.loads((old / "config.json").read_text())
-    cfg["format_version"] = 1
+    _old_format_copy(path, tmp_path / "v2", 2)
+    current, old = load(path, device="cpu", bf16=False), load(tmp_path / "v2", device="cpu", bf16=False)
+    texts = [
+        "Personal data shall be erased without undue delay.",
+        "Encryption of laptops, reviewed quarterly.",
+    ]
+    np.testing.assert_array_equal(old.predict_proba(texts), current.predict_proba(texts))
+    assert old.rank(texts, top_k=3) == current.rank(texts, top_k=3)
+    assert old.identity == current.identity
+    assert old.config == current.config
+
+
+def test_format_1_priors_were_counts(trained: tuple[Path, dict], tmp_path: Path) -> None:
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    cfg = _old_format_copy(path, tmp_path / "old", 1)
     cfg["inference"]["label_prior"] = [9, 0, 0, 0, 0]
-    (old / "config.json").write_text(json.dumps(cfg))
-    clf = load(old, device="cpu", bf16=False)
+    (tmp_path / "old" / "config.json").write_text(json.dumps(cfg))
+    clf = load(tmp_path / "old", device="cpu", bf16=False)
     assert clf.config.label_prior == pytest.approx((10 / 14, 1 / 14, 1 / 14, 1 / 14, 1 / 14))
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        ({"format_version": 4}, "ModelError", "newer version of compliance"),
+        ({"kind": "link-decision"}, "ModelError", "'link-decision' artifact, not a GDPR classifier"),
+        ({"kind": None}, "ModelError", "not an artifact of this package"),
+    ],
+)
+def test_foreign_or_newer_directory_says_how_to_retrain(
+    trained: tuple[Path, dict], tmp_path: Path, change: dict[str, Any], error: str, message: str
+) -> None:
+    import shutil
+
+    from compliance import errors
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    shutil.copytree(path, tmp_path / "m")
+    cfg = json.loads((tmp_path / "m" / "config.json").read_text())
+    (tmp_path / "m" / "config.json").write_text(json.dumps({**cfg, **change}))
+    with pytest.raises(getattr(errors, error), match=message) as info:
+        load(tmp_path / "m", device="cpu", bf16=False)
+    assert "compliance train" in str(info.value)
+
+
+def test_unreadable_config_is_a_model_error(tmp_path: Path) -> None:
+    from compliance.errors import ModelError
+    from compliance.models.classifier import load
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{not json")
+    with pytest.raises(ModelError, match="compliance train"):
+        load(tmp_path / "m")
 
 
 def test_recipe_without_law_prior_scores_without_one(tiny_base: Path, tmp_path: Path) -> None:

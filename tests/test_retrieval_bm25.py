@@ -11,8 +11,9 @@ from compliance.errors import RetrievalError
 from compliance.retrieval.analysis import Analyzer, english_stopwords
 from compliance.retrieval.bm25 import BM25Index
 from compliance.retrieval.config import BM25Config, TokenizerConfig
-from compliance.retrieval.passages import max_pool, split_passages
+from compliance.retrieval.passages import max_pool
 from compliance.retrieval.types import Document
+from compliance.text import split_passages
 
 RAW = TokenizerConfig(stopwords=False, idf_denoise=False, stem=False, digits=False, min_length=1)
 
@@ -186,7 +187,43 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     import json
 
     cfg = json.loads((tmp_path / "idx" / "config.json").read_text())
-    assert cfg["kind"] == "bm25" and cfg["corpus_checksum"] == index.checksum and "package_version" in cfg
+    assert (cfg["kind"], cfg["format_version"]) == ("bm25", 2) and "package_version" in cfg
+    assert cfg["provenance"] == {"corpus_checksum": index.checksum}
+    assert "k1=1.2" in (tmp_path / "idx" / "MODEL_CARD.md").read_text()
+
+
+def test_format_1_index_loads(tmp_path: Path) -> None:
+    """Format 1 kept the corpus checksum beside the parameters and had no provenance."""
+    import json
+
+    index = BM25Index.build(docs_of(ORACLE_CORPUS))
+    index.save(tmp_path / "idx")
+    cfg = json.loads((tmp_path / "idx" / "config.json").read_text())
+    old = {k: v for k, v in cfg.items() if k != "provenance"}
+    old.update(format_version=1, corpus_checksum=cfg["provenance"]["corpus_checksum"])
+    (tmp_path / "idx" / "config.json").write_text(json.dumps(old))
+    loaded = BM25Index.load(tmp_path / "idx")
+    for q in ORACLE_QUERIES:
+        np.testing.assert_array_equal(loaded.scores(q), index.scores(q))
+    old["corpus_checksum"] = "0" * 64
+    (tmp_path / "idx" / "config.json").write_text(json.dumps(old))
+    with pytest.raises(RetrievalError, match="checksum"):
+        BM25Index.load(tmp_path / "idx")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [({"format_version": 3}, "newer version of compliance"), ({"kind": "dense"}, "'dense' artifact")],
+)
+def test_newer_or_foreign_index_says_rebuild(tmp_path: Path, change: dict[str, object], message: str) -> None:
+    import json
+
+    BM25Index.build(docs_of(ORACLE_CORPUS)).save(tmp_path / "idx")
+    cfg = json.loads((tmp_path / "idx" / "config.json").read_text())
+    (tmp_path / "idx" / "config.json").write_text(json.dumps({**cfg, **change}))
+    with pytest.raises(RetrievalError, match=message) as info:
+        BM25Index.load(tmp_path / "idx")
+    assert "rebuild the index" in str(info.value)
 
 
 def test_load_rejects_tampered_or_foreign_directories(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from compliance.errors import ConfigurationError, RetrievalError
 from compliance.retrieval.config import DenseConfig
 from compliance.retrieval.dense import DenseIndex
 from compliance.retrieval.types import Document
-from tests.fixtures.retrieval.tiny_models import make_tiny_bert
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 TEXTS = {
     "cookies": "cookies stored in terminal equipment need consent of the user",

@@ -20,7 +20,7 @@ from compliance.retrieval.config import (
 from compliance.retrieval.fusion import linear_fusion
 from compliance.retrieval.hybrid import HybridRetriever
 from compliance.retrieval.types import Document, Hit, Retriever
-from tests.fixtures.retrieval.tiny_models import make_tiny_bert
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 LAWS = [
     Document(
@@ -216,11 +216,12 @@ def test_law_documents_adapter() -> None:
 def test_product_indexes_build_open_update(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from compliance.retrieval.indexes import (
         CONTROL_INDEX,
+        PROVISION_INDEX,
         build_control_index,
         build_law_index,
         documents_from_rows,
+        index_config,
         open_index,
-        recommended_config,
     )
     from compliance.rules.corpus import Law, Provision
     from compliance.settings import reset_settings
@@ -239,7 +240,7 @@ def test_product_indexes_build_open_update(tmp_path: Path, monkeypatch: pytest.M
     docs = documents_from_rows(rows)
     assert [d.id for d in docs] == ["1", "2", "3"] and docs[0].date == date(2025, 3, 1)
     assert docs[2].metadata["date"] == "2024-01-01"
-    controls = build_control_index(rows, recommended_config(dense=False))
+    controls = build_control_index(rows, index_config(CONTROL_INDEX, dense=False))
     assert (tmp_path / "indexes" / CONTROL_INDEX / "config.json").is_file()
     reopened = open_index(CONTROL_INDEX)
     assert reopened.search("consent for cookies", k=1)[0].id == "1"
@@ -257,9 +258,60 @@ def test_product_indexes_build_open_update(tmp_path: Path, monkeypatch: pytest.M
             Provision("article", "art:2", "2", "Backups shall be encrypted.", "Security"),
         ),
     )
-    laws = build_law_index([law], recommended_config(dense=False), path=tmp_path / "laws")
+    laws = build_law_index([law], index_config(PROVISION_INDEX, dense=False), path=tmp_path / "laws")
     assert laws.search("encrypted backups", k=1)[0].id == "mini/art:2"
     assert open_index(tmp_path / "laws").ids == ["mini/art:1", "mini/art:2"]
+    build_law_index([law], index_config(PROVISION_INDEX, dense=False))  # default place: the product's index
+    assert open_index(PROVISION_INDEX).config.bm25.k1 == 7.87
+
+
+def test_one_index_api_carries_the_tuned_configuration() -> None:
+    from compliance.errors import ConfigurationError
+    from compliance.retrieval.indexes import IndexConfigs, index_config, index_configs
+
+    tuned = index_configs()
+    assert (tuned.provisions.bm25.k1, tuned.provisions.bm25.b, tuned.provisions.fusion.alpha) == (
+        7.87,
+        0.53,
+        0.55,
+    )
+    assert (tuned.controls.bm25.k1, tuned.controls.bm25.b, tuned.controls.fusion.alpha) == (1.2, 0.75, 0.5)
+    assert tuned.provisions.fusion.method == tuned.controls.fusion.method == "linear"
+    assert tuned.controls.dense == DenseConfig() and tuned.for_index("provisions") is tuned.provisions
+    # what alerts searched with before the indexes got one API (k1 1.2, b 0.75, alpha 0.5): unchanged
+    assert tuned.controls == RetrievalConfig(
+        dense=DenseConfig(), fusion=FusionConfig(method="linear", alpha=0.5)
+    )
+    bm25_only = index_configs(dense=False)
+    assert bm25_only.provisions.dense is None and bm25_only.provisions.fusion.method == "bm25"
+    assert bm25_only.provisions.bm25 == tuned.provisions.bm25 and bm25_only.controls == RetrievalConfig()
+    assert index_config("provisions", dense_model="x").dense == DenseConfig(model="x")
+    assert IndexConfigs.uniform(RetrievalConfig()).to_dict()["controls"] == RetrievalConfig().to_dict()
+    with pytest.raises(ConfigurationError, match="provisions, controls"):
+        index_config("laws")  # type: ignore[arg-type]
+
+
+def test_format_1_hybrid_index_loads(dense_config: DenseConfig, tmp_path: Path) -> None:
+    """An index written before the artifact contract (format 1: corpus checksum and encoder identity beside the
+    parameters, in the top directory and in bm25/ and dense/) loads and ranks the same."""
+    import json
+
+    cfg = RetrievalConfig(dense=dense_config, fusion=FusionConfig(method="linear", alpha=0.5))
+    r = HybridRetriever.build(LAWS, cfg)
+    r.save(tmp_path / "idx")
+    for sub in ("", "bm25", "dense"):
+        path = tmp_path / "idx" / sub / "config.json"
+        new = json.loads(path.read_text())
+        assert new["format_version"] == 2 and new["provenance"]["corpus_checksum"]
+        old = {k: v for k, v in new.items() if k != "provenance"}
+        old.update(format_version=1, **new["provenance"])
+        path.write_text(json.dumps(old))
+    loaded = HybridRetriever.load(tmp_path / "idx")
+    assert loaded.dense is not None and loaded.dense.identity == r.dense.identity  # type: ignore[union-attr]
+    query = "personal data breach authority"
+    assert [(h.id, h.score) for h in loaded.search(query, k=5)] == [
+        (h.id, h.score) for h in r.search(query, k=5)
+    ]
 
 
 def test_rrf_leaves_documents_without_shared_terms_out_of_the_bm25_ranking(dense_config: DenseConfig) -> None:

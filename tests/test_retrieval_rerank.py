@@ -19,7 +19,7 @@ from compliance.retrieval.rerank.cross_encoder import (
 )
 from compliance.retrieval.rerank.pli import PLIReranker, interaction_features, train_pli
 from compliance.retrieval.types import Document
-from tests.fixtures.retrieval.tiny_models import make_tiny_bert
+from tests.fixtures.tiny_bert import make_tiny_bert
 
 DOCS = [
     Document("cookies", "cookies stored in terminal equipment need consent of the user"),
@@ -121,3 +121,59 @@ def test_hybrid_reranking_stage_reorders_head(tiny: Path, tmp_path: Path) -> Non
     assert len(head) == 2 and all(h.score >= 0 for h in head)
     assert head[0].evidence["rerank"] >= head[1].evidence["rerank"]
     assert all(h.score < 0 for h in hits[2:])
+
+
+def test_cross_encoder_artifact_and_format_1_layout(tiny: Path, tmp_path: Path) -> None:
+    """The current layout (config.json envelope, model/ sub-folder, card) and format 1 (Hugging Face files at the
+    top, metadata in reranker.json), which still loads."""
+    import json
+
+    from compliance.artifacts import file_sha256
+
+    ce = CrossEncoderReranker.from_base(str(tiny), device="cpu", max_length=24)
+    ce.save(tmp_path / "ce", {"steps": 0})
+    cfg = json.loads((tmp_path / "ce" / "config.json").read_text())
+    assert (cfg["kind"], cfg["format_version"], cfg["model_subdir"], cfg["max_length"]) == (
+        "cross-encoder",
+        2,
+        "model",
+        24,
+    )
+    assert cfg["provenance"]["base_model_sha256"] == file_sha256(tiny / "model.safetensors")
+    assert (tmp_path / "ce" / "MODEL_CARD.md").is_file() and (
+        tmp_path / "ce" / "model" / "config.json"
+    ).is_file()
+    pairs = [("cookies consent", "cookies stored in terminal equipment"), ("breach", "marketing email")]
+    logits, _ = ce.pair_outputs(pairs)
+
+    old = tmp_path / "old"
+    ce.model.save_pretrained(str(old))
+    ce.tokenizer.save_pretrained(str(old))
+    meta = {"kind": "cross-encoder", "base_model": str(tiny), "max_length": 24, "package_version": "0.1.0"}
+    (old / "reranker.json").write_text(json.dumps({**meta, "training": {}}))
+    loaded = CrossEncoderReranker.load(old, device="cpu")
+    assert loaded.max_length == 24 and loaded.provenance == {"base_model": str(tiny)}
+    np.testing.assert_allclose(loaded.pair_outputs(pairs)[0], logits, atol=1e-6)
+
+
+def test_pli_format_1_loads_and_errors_say_how_to_retrain(tiny: Path, tmp_path: Path) -> None:
+    import json
+
+    from compliance.errors import ModelError, ModelNotFoundError
+
+    ce = CrossEncoderReranker.from_base(str(tiny), device="cpu", max_length=32)
+    pli, _ = train_pli(ce, [("cookies consent", DOCS[0], 1.0), ("cookies", DOCS[1], 0.0)], hidden=4, epochs=1)
+    pli.save(tmp_path / "pli")
+    cfg = json.loads((tmp_path / "pli" / "config.json").read_text())
+    assert (cfg["kind"], cfg["format_version"]) == ("pli", 2) and len(
+        cfg["provenance"]["aggregator_sha256"]
+    ) == 64
+    old = {k: v for k, v in cfg.items() if k not in {"format_version", "provenance"}}
+    (tmp_path / "pli" / "config.json").write_text(json.dumps(old))
+    loaded = PLIReranker.load(tmp_path / "pli")
+    np.testing.assert_allclose(loaded.score("cookies", DOCS[:2]), pli.score("cookies", DOCS[:2]), atol=1e-6)
+    (tmp_path / "pli" / "config.json").write_text(json.dumps({**cfg, "format_version": 3}))
+    with pytest.raises(ModelError, match=r"newer version.*train_pli"):
+        PLIReranker.load(tmp_path / "pli")
+    with pytest.raises(ModelNotFoundError, match="train_cross_encoder"):
+        CrossEncoderReranker.load(tmp_path / "nothing")

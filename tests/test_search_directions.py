@@ -18,12 +18,12 @@ FIXTURES = Path(__file__).parent / "fixtures" / "alerts"
 def service(store: Any, tmp_path: Path) -> Any:
     from compliance.connectors import parse_path
     from compliance.rules import load_law_file
-    from compliance.search import LawSearch, default_retrieval_config
+    from compliance.search import LawSearch
 
     store.save_document(parse_path(FIXTURES / "controls.txt"))
     store.save_law(load_law_file(FIXTURES / "mini_cookie_law.json"))
     store.save_law(load_law_file(FIXTURES / "mini_payments_law.json"))
-    return LawSearch(store, default_retrieval_config(dense=False), index_dir=tmp_path / "idx")
+    return LawSearch(store, dense=False, index_dir=tmp_path / "idx")
 
 
 def test_text_to_laws_and_provisions(service: Any, store: Any) -> None:
@@ -73,7 +73,7 @@ def test_indexes_are_persisted_and_updated_incrementally(
 ) -> None:
     from compliance.connectors import parse_bytes
     from compliance.retrieval import HybridRetriever
-    from compliance.search import LawSearch, default_retrieval_config
+    from compliance.search import LawSearch
 
     first = service.controls_index()
     assert len(first) == 3
@@ -89,13 +89,32 @@ def test_indexes_are_persisted_and_updated_incrementally(
 
     monkeypatch.setattr(HybridRetriever, "add", spy)
     store.save_document(parse_bytes(b"Payment cards are authenticated with two factors.", "cards.txt"))
-    again = LawSearch(store, default_retrieval_config(dense=False), index_dir=tmp_path / "idx")
+    again = LawSearch(store, dense=False, index_dir=tmp_path / "idx")
     index = again.controls_index()
     assert len(index) == 4
     assert len(added) == 1 and len(added[0]) == 1  # only the new paragraph was indexed
     added.clear()
-    LawSearch(store, default_retrieval_config(dense=False), index_dir=tmp_path / "idx").controls_index()
+    LawSearch(store, dense=False, index_dir=tmp_path / "idx").controls_index()
     assert added == []  # nothing changed: loaded from disk as is
+
+
+def test_each_index_is_built_with_its_tuned_configuration(store: Any, tmp_path: Path) -> None:
+    from compliance.connectors import parse_path
+    from compliance.retrieval import RetrievalConfig, index_config
+    from compliance.retrieval.indexes import IndexConfigs
+    from compliance.rules import load_law_file
+    from compliance.search import LawSearch
+
+    store.save_document(parse_path(FIXTURES / "controls.txt"))
+    store.save_law(load_law_file(FIXTURES / "mini_cookie_law.json"))
+    search = LawSearch(store, dense=False, index_dir=tmp_path / "idx")
+    assert search.provisions_index().config == index_config("provisions", dense=False)  # k1 7.87, b 0.53
+    assert search.controls_index().config == index_config("controls", dense=False)  # k1 1.2, b 0.75
+    # a configuration change rebuilds the stored index; one RetrievalConfig may serve both indexes
+    uniform = LawSearch(store, RetrievalConfig(), index_dir=tmp_path / "idx")
+    assert uniform.configs == IndexConfigs.uniform(RetrievalConfig())
+    assert uniform.provisions_index().config == RetrievalConfig()
+    assert LawSearch(store).configs.provisions.dense is not None  # the product default fuses BM25 and dense
 
 
 def test_cli_search_both_directions(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compliance.errors import ConfigurationError
+from compliance.text import clean_text, snippet, word_windows
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.linking.decision import LinkDecisionModel
@@ -81,6 +82,8 @@ class AlertConfig:
             raise ConfigurationError("law_weight must be within [0, 1]")
         if self.candidates_per_provision < 1 or self.candidates_for_law < 0:
             raise ConfigurationError("candidate counts must be positive")
+        if self.passage_words < 1:
+            raise ConfigurationError("passage_words must be at least 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,33 +172,27 @@ def load_decision_model(path: str | None = None) -> LinkDecisionModel:
     Raises:
         ModelNotFoundError: none trained yet (``compliance alerts train-decision``).
     """
-    from compliance.linking.decision import LinkDecisionModel, default_decision_dir
+    from compliance.linking.decision import LinkDecisionModel
+    from compliance.runtime import default_decision_dir
 
     return LinkDecisionModel.load(path or default_decision_dir())
 
 
 # -- the run ---------------------------------------------------------------------------------------------------
 def _passages(law: Law, keys: Sequence[str], words: int) -> tuple[list[str], list[str]]:
-    """Article texts cut into passages of about ``words`` words; returns (texts, owning article key)."""
-    from compliance.linking.pairs import clean_text
-
+    """Article texts cut into word windows of ``words`` words overlapping by a fifth; returns (texts, owning
+    article key)."""
     texts: list[str] = []
     owners: list[str] = []
     for key in keys:
         prov = law.get(key)
-        tokens = clean_text(f"{prov.title or ''}\n{law.text_of(key)}").split()
+        tokens = clean_text(f"{prov.title or ''}\n{law.text_of(key)}", legal=True).split()
         if not tokens:
             continue
-        step = max(1, words - words // 5)
-        for start in range(0, max(1, len(tokens) - words // 5), step):
-            texts.append(" ".join(tokens[start : start + words]))
+        for window in word_windows(tokens, words, words // 5):
+            texts.append(" ".join(window))
             owners.append(key)
     return texts, owners
-
-
-def _snippet(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
 def run_alerts(
@@ -239,7 +236,7 @@ def run_alerts(
         },
         "threshold": decision.threshold,
         "band_lower": decision.lower,
-        "retrieval": search.config.to_dict(),
+        "retrieval": search.configs.controls.to_dict(),
     }
     run_config = {
         "law": record.short_name,
@@ -341,9 +338,9 @@ def _decide(
             "law": law.short_name,
             "provision_key": key,
             "provision_title": prov.title or "",
-            "provision_snippet": _snippet(texts[best], config.snippet_chars),
+            "provision_snippet": snippet(texts[best], config.snippet_chars),
             "paragraph_id": para.id,
-            "paragraph_snippet": _snippet(para.text, config.snippet_chars),
+            "paragraph_snippet": snippet(para.text, config.snippet_chars),
             "document": para.source,
             "document_id": para.document_id,
             "heading_path": list(para.heading_path),

@@ -109,9 +109,9 @@ def _outcome(result: AlertRunResult, notification: dict[str, Any]) -> AlertRunOu
 
 
 def _search(store: Store, dense: bool) -> LawSearch:
-    from compliance.search import LawSearch, default_retrieval_config
+    from compliance.search import LawSearch
 
-    return LawSearch(store, default_retrieval_config(dense=dense))
+    return LawSearch(store, dense=dense)
 
 
 def run_law_alerts(
@@ -185,7 +185,7 @@ def alerts_after_law_stored(
     Skipped (with the reason) when no control paragraph is stored or no link-decision model is trained; a run
     that fails with a :class:`~compliance.errors.ComplianceError` is reported as failed (the law stays stored).
     """
-    from compliance.linking.decision import default_decision_dir
+    from compliance.runtime import default_decision_dir
 
     if next(iter(store.iter_paragraphs()), None) is None:
         return AlertRunOutcome("skipped", reason="no stored controls")
@@ -271,7 +271,8 @@ def train_decision(
     Returns:
         Where it was saved, the threshold and review band, and the held-out metrics.
     """
-    from compliance.linking.decision import default_decision_dir, train_link_decision, training_laws
+    from compliance.linking.decision import train_link_decision, training_laws
+    from compliance.runtime import default_decision_dir
 
     target = out_dir or default_decision_dir()
     model = train_link_decision(training_laws(law_mirror, exclude=exclude), config, out_dir=target)

@@ -73,8 +73,8 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
     Raises:
         ConfigurationError: unknown recipe, both ``extra_path`` and ``gdprhub_train``, no GDPRhub file.
     """
-    from compliance.models.classifier import default_model_path
     from compliance.models.training import get_recipe, train
+    from compliance.runtime import default_classifier_dir
 
     request = request or TrainRequest()
     chosen = get_recipe(request.recipe, **dict(request.overrides or {}))
@@ -82,7 +82,7 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
         chosen = replace(chosen, law_prior=None)
     if not request.umbrellas:
         chosen = replace(chosen, umbrella=None)
-    target = request.out_dir or default_model_path()
+    target = request.out_dir or default_classifier_dir()
     law, recital_map = gdpr_training_inputs()
     extra_path = request.extra_path
     with tempfile.TemporaryDirectory() as tmp:
@@ -142,9 +142,10 @@ def load_classifier(
     Raises:
         ModelNotFoundError: no model there (and ``train_if_missing`` not set).
     """
-    from compliance.models.classifier import default_model_path, load
+    from compliance.models.classifier import load
+    from compliance.runtime import default_classifier_dir
 
-    path = model_path or default_model_path()
+    path = model_path or default_classifier_dir()
     if train_if_missing and not (path / "config.json").is_file():
         if on_train is not None:
             on_train(path)
@@ -213,11 +214,11 @@ def evaluate_classifier(
         progress: told which set and ranker is being evaluated.
     """
     from compliance.evaluation.run import BUILT_IN_SETS, evaluate
-    from compliance.models.classifier import default_model_path
+    from compliance.runtime import default_classifier_dir
 
     path: Path | None = None
     if not baselines_only:
-        path = model_path or default_model_path()
+        path = model_path or default_classifier_dir()
         if model_path is None and not (path / "config.json").is_file():
             if on_note is not None:
                 on_note(f"no model at {path}: evaluating baselines only (train one with `compliance train`)")

@@ -19,9 +19,9 @@ __all__ = ["document_query", "law_search", "search_controls", "search_laws"]
 
 def law_search(store: Store, *, dense: bool = True) -> LawSearch:
     """The search service over ``store``'s laws and controls (hybrid BM25 + dense, or BM25 alone)."""
-    from compliance.search import LawSearch, default_retrieval_config
+    from compliance.search import LawSearch
 
-    return LawSearch(store, default_retrieval_config(dense=dense))
+    return LawSearch(store, dense=dense)
 
 
 def document_query(document: ParsedDocument) -> str:

@@ -16,8 +16,8 @@ from compliance.cli.options import (
     echo_table,
     json_option,
     open_store,
-    snippet,
 )
+from compliance.text import snippet
 
 if TYPE_CHECKING:
     from compliance.app.alerts import AlertRunOutcome
@@ -79,7 +79,7 @@ def _row(a: dict[str, Any]) -> dict[str, Any]:
         "score": f"{a['score']:.3f}",
         "status": a["status"],
         "document": Path(str(a["document_source"])).name,
-        "paragraph": snippet(a.get("paragraph_text", "")),
+        "paragraph": snippet(a.get("paragraph_text", ""), 70),
     }
 
 
@@ -294,7 +294,7 @@ def train_decision(
         epochs=epochs,
         max_steps=max_steps,
         loss=cast(Literal["cosent", "cosine"], loss),
-        device=device or "cpu",
+        device=device,
         relevant_grade=relevant_grade,
     )
     summary = train(config, out_dir=out_dir, law_mirror=shared_data, exclude=exclude)

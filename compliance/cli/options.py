@@ -71,12 +71,6 @@ def open_store(database_url: str | None) -> Any:
     return open_(database_url)
 
 
-def snippet(text: str, n: int = 70) -> str:
-    """``text`` on one line, cut to ``n`` characters with an ellipsis."""
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def echo_json(data: Any) -> None:
     """Write ``data`` as indented JSON to stdout."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

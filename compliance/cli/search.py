@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from compliance.cli.options import database_option, echo_json, echo_table, json_option, open_store, snippet
+from compliance.cli.options import database_option, echo_json, echo_table, json_option, open_store
 from compliance.errors import ConfigurationError
+from compliance.text import snippet
 
 
 @click.command()

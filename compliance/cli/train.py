@@ -112,8 +112,8 @@ def train_command(
 ) -> None:
     """Train the 99-way GDPR article classifier (progress and time estimate on stderr)."""
     from compliance.app import TrainRequest, train_classifier
-    from compliance.models.classifier import default_model_path
     from compliance.progress import enable_progress
+    from compliance.runtime import default_classifier_dir
 
     enable_progress(True)
     request = TrainRequest(
@@ -137,7 +137,7 @@ def train_command(
         device=device,
         bf16=False if no_bf16 else None,
     )
-    click.echo(f"training recipe {recipe!r} → {out_dir or default_model_path()}", err=True)
+    click.echo(f"training recipe {recipe!r} → {out_dir or default_classifier_dir()}", err=True)
     summary = train_classifier(request)
     if as_json:
         click.echo(json.dumps(summary, indent=2))

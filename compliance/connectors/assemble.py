@@ -15,7 +15,6 @@ rows, in reading order). :func:`assemble` does the rest, identically for every f
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -23,11 +22,9 @@ from typing import Literal
 
 from compliance.connectors.config import TOKEN_RE, SplitConfig, count_tokens
 from compliance.connectors.document import Paragraph, ParagraphKind, ParsedDocument
+from compliance.text import clean_text
 
 BlockKind = Literal["paragraph", "heading", "list-item", "table-row"]
-
-_SPACE_RE = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
-_ZERO_WIDTH_RE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\u00ad\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +45,6 @@ class Block:
     level: int = 0
     page: int | None = None
     marker: str = ""
-
-
-def clean_text(text: str) -> str:
-    """Normalise spacing: drop control and zero-width characters and soft hyphens, collapse spaces, trim lines."""
-    text = _ZERO_WIDTH_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
-    lines = [_SPACE_RE.sub(" ", line).strip() for line in text.split("\n")]
-    return "\n".join(line for line in lines if line)
 
 
 def table_blocks(

@@ -12,6 +12,10 @@ whose metadata carries ids, scores, ranks and keys::
 
     controls = ControlsRetriever.from_store(k=10)        # a law provision text -> stored control paragraphs
     controls.invoke("notify the personal data breach to the competent national authority", k=3)
+
+Both search the product's indexes with their tuned configuration
+(:func:`compliance.retrieval.indexes.index_configs`), the same as ``compliance search`` and the alert runs;
+``from_store(dense=False)`` searches with BM25 alone.
 """
 
 from __future__ import annotations
@@ -32,20 +36,22 @@ from pydantic import ConfigDict, Field
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.retrieval import RetrievalConfig
+    from compliance.retrieval.indexes import IndexConfigs
     from compliance.search import LawSearch
 
 __all__ = ["ControlsRetriever", "LawCorpusRetriever"]
 
 
 def _search_from(
-    database_url: str | None, config: RetrievalConfig | None, index_dir: str | None
+    database_url: str | None,
+    config: IndexConfigs | RetrievalConfig | None,
+    index_dir: str | None,
+    dense: bool,
 ) -> LawSearch:
+    from compliance.app import open_store
     from compliance.search import LawSearch
-    from compliance.store import Store
 
-    store = Store(database_url)
-    store.ensure_schema()
-    return LawSearch(store, config, index_dir=index_dir)
+    return LawSearch(open_store(database_url), config, index_dir=index_dir, dense=dense)
 
 
 class _PerCallK(BaseRetriever):
@@ -61,12 +67,14 @@ class _PerCallK(BaseRetriever):
         cls,
         database_url: str | None = None,
         *,
-        config: RetrievalConfig | None = None,
+        config: IndexConfigs | RetrievalConfig | None = None,
         index_dir: str | None = None,
+        dense: bool = True,
         **kwargs: Any,
     ) -> Self:
-        """A retriever over the database at ``database_url`` (default: the configured one)."""
-        return cls(search=_search_from(database_url, config, index_dir), **kwargs)
+        """A retriever over the database at ``database_url`` (default: the configured one), searching the
+        product's indexes with ``config`` (default: their tuned configuration; ``dense=False``: BM25 alone)."""
+        return cls(search=_search_from(database_url, config, index_dir, dense), **kwargs)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any

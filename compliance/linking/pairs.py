@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from compliance.rules.corpus import Law
+from compliance.text import clean_text, merge_blocks
 
 __all__ = [
     "GRADE_SCHEME",
@@ -52,9 +52,6 @@ GRADE_SCHEME: dict[str, Any] = {
 }
 
 Split = Literal["train", "heldout"]
-
-_MARKERS = re.compile(r"[▼►◄][A-Z]?\d*")
-_WS = re.compile(r"[ \t\xa0]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,33 +97,6 @@ class PairSet:
         return out
 
 
-def clean_text(text: str) -> str:
-    """Strip consolidation markers (``▼M2``, ``►M2``, ``◄``) and collapse runs of spaces."""
-    text = _MARKERS.sub(" ", text)
-    return "\n".join(_WS.sub(" ", line).strip() for line in text.splitlines()).strip()
-
-
-def _blocks(text: str, min_words: int, max_words: int) -> list[str]:
-    """Blank-line separated blocks merged until each has at least ``min_words`` words (capped)."""
-    pieces = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
-    out: list[str] = []
-    current: list[str] = []
-    count = 0
-    for piece in pieces:
-        current.append(piece)
-        count += len(piece.split())
-        if count >= min_words:
-            out.append(" ".join(" ".join(current).split()[:max_words]))
-            current, count = [], 0
-    if current:
-        tail = " ".join(current)
-        if out and count < min_words // 2:
-            out[-1] = " ".join((out[-1] + " " + tail).split()[: max_words + min_words])
-        else:
-            out.append(tail)
-    return out
-
-
 def law_passages(law: Law, *, min_words: int = 25, max_words: int = 160) -> list[Passage]:
     """The passages of a law's articles, with their chapter and article.
 
@@ -141,11 +111,12 @@ def law_passages(law: Law, *, min_words: int = 25, max_words: int = 160) -> list
         chapter_key = chapter.key if chapter is not None else None
         paragraphs = [c for c in law.children(article.key) if c.kind == "paragraph" and c.text.strip()]
         if paragraphs:
-            units = [(p.key, clean_text(p.text)) for p in paragraphs]
+            units = [(p.key, clean_text(p.text, legal=True)) for p in paragraphs]
         else:
-            text = clean_text(law.text_of(article.key))
+            text = clean_text(law.text_of(article.key), legal=True)
             units = [
-                (f"{article.key}/blk:{i + 1}", b) for i, b in enumerate(_blocks(text, min_words, max_words))
+                (f"{article.key}/blk:{i + 1}", b)
+                for i, b in enumerate(merge_blocks(text, min_words, max_words))
             ]
         for key, text in units:
             words = text.split()

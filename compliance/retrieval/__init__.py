@@ -30,12 +30,14 @@ The composed retriever (what the alerts and linking code should use)::
                                                                   # bm25/, dense/, MODEL_CARD.md
     r.salient_terms(query, doc_id, n=8) -> list[tuple[str, float]]   # shared terms by BM25 contribution
 
-The product's two indexes (``compliance.retrieval.indexes``)::
+The product's two indexes (``compliance.retrieval.indexes``; :class:`compliance.search.LawSearch` keeps them in
+sync with the store)::
 
-    build_law_index(laws, config=None, level="article") -> HybridRetriever      # saved to <index dir>/laws
+    index_configs(dense=True) -> IndexConfigs          # the tuned configuration of both: .provisions, .controls
+    index_config("provisions" | "controls", dense=True) -> RetrievalConfig
+    build_law_index(laws, config=None, level="article") -> HybridRetriever      # saved to <index dir>/provisions
     build_control_index(rows, config=None) -> HybridRetriever                    # rows: (id, text, metadata)
-    open_index("laws" | "controls" | path) -> HybridRetriever
-    recommended_config(dense=True) -> RetrievalConfig                            # the tuned defaults
+    open_index("provisions" | "controls" | path) -> HybridRetriever
 
 Adapters from the law corpus (``compliance.rules.corpus.Law``)::
 
@@ -64,6 +66,7 @@ __all__ = [
     "FusionConfig",
     "Hit",
     "HybridRetriever",
+    "IndexConfigs",
     "RerankConfig",
     "RetrievalConfig",
     "RetrievalEvaluator",
@@ -73,11 +76,12 @@ __all__ = [
     "build_control_index",
     "build_law_index",
     "date_mask",
+    "index_config",
+    "index_configs",
     "law_documents",
     "linear_fusion",
     "minmax",
     "open_index",
-    "recommended_config",
     "rrf_fusion",
     "salient_terms",
 ]
@@ -104,10 +108,12 @@ _LAZY: dict[str, str] = {
     "HybridRetriever": "compliance.retrieval.hybrid",
     "law_documents": "compliance.retrieval.adapters",
     "RetrievalEvaluator": "compliance.retrieval.evaluation",
+    "IndexConfigs": "compliance.retrieval.indexes",
     "build_control_index": "compliance.retrieval.indexes",
     "build_law_index": "compliance.retrieval.indexes",
+    "index_config": "compliance.retrieval.indexes",
+    "index_configs": "compliance.retrieval.indexes",
     "open_index": "compliance.retrieval.indexes",
-    "recommended_config": "compliance.retrieval.indexes",
     "salient_terms": "compliance.retrieval.evidence",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -26,14 +26,18 @@ from typing import Any
 
 import numpy as np
 
+from compliance.artifacts import corpus_checksum, index_spec, read_config, text_hash, write_card, write_config
 from compliance.errors import RetrievalError
 from compliance.retrieval.analysis import Analyzer
-from compliance.retrieval.artifacts import corpus_checksum, read_config, text_hash, write_config
 from compliance.retrieval.config import BM25Config, TokenizerConfig
-from compliance.retrieval.passages import max_pool, split_passages
+from compliance.retrieval.passages import max_pool
 from compliance.retrieval.types import Document, Hit
+from compliance.text import split_passages
 
-__all__ = ["BM25Index"]
+__all__ = ["ARTIFACT", "BM25Index"]
+
+#: The BM25 index's artifact kind (see :mod:`compliance.artifacts`).
+ARTIFACT = index_spec("bm25", "BM25 index")
 
 
 class BM25Index:
@@ -231,7 +235,8 @@ class BM25Index:
 
     # -- persistence ----------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write the index directory: ``config.json``, ``units.npz`` (tokenised units), ``bm25s/``."""
+        """Write the index directory: ``config.json``, ``units.npz`` (tokenised units), ``bm25s/``,
+        ``MODEL_CARD.md``."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         import bm25s
@@ -253,17 +258,27 @@ class BM25Index:
         (path / "hashes.json").write_text(json.dumps(self._hashes), encoding="utf-8")
         if self._units:
             self._model.save(str(path / "bm25s"), show_progress=False)
-        write_config(
+        cfg = write_config(
             path,
-            "bm25",
+            ARTIFACT,
             {
                 "bm25": self.config.to_dict(),
                 "analyzer": self.analyzer.state(),
-                "corpus_checksum": self.checksum,
                 "documents": len(self.ids),
                 "units": len(self._units),
                 "bm25s_version": getattr(bm25s, "__version__", "unknown"),
             },
+            provenance={"corpus_checksum": self.checksum},
+            sort_keys=True,
+        )
+        write_card(
+            path,
+            "# BM25 index\n\n"
+            f"- documents: {len(self.ids)}, indexed units: {len(self._units)} ({self.config.mode} mode)\n"
+            f"- BM25: k1={self.config.k1}, b={self.config.b}, method={self.config.method}\n"
+            f"- corpus checksum: {self.checksum}\n"
+            f"- built by compliance {cfg['package_version']} with bm25s {cfg['bm25s_version']}; "
+            "parameters in config.json\n",
         )
         return path
 
@@ -273,7 +288,7 @@ class BM25Index:
         import bm25s
 
         path = Path(path)
-        cfg = read_config(path, "bm25")
+        cfg = read_config(path, ARTIFACT)
         index = cls(BM25Config.model_validate(cfg["bm25"]), Analyzer.from_state(cfg["analyzer"]))
         try:
             arrays = np.load(path / "units.npz")
@@ -287,7 +302,7 @@ class BM25Index:
         index._units = [[vocab[t] for t in tokens[a:b]] for a, b in itertools.pairwise(bounds)]
         index._owner = arrays["owner"].astype(np.int64)
         index._pos = {d: i for i, d in enumerate(index.ids)}
-        if index.checksum != cfg.get("corpus_checksum"):
+        if index.checksum != cfg["provenance"].get("corpus_checksum"):
             raise RetrievalError(f"{path}: corpus checksum does not match the stored documents; rebuild it")
         if index._units:
             index._model = bm25s.BM25.load(str(path / "bm25s"), show_progress=False)

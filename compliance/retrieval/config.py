@@ -1,7 +1,7 @@
 """Frozen, validated configuration of every retrieval stage; serialised into each index directory.
 
-Defaults are the tuned values reported in ``docs/retrieval.md`` where tuning helped, otherwise the
-textbook ones (BM25 k1=1.2, b=0.75).
+Defaults are the textbook values (BM25 k1=1.2, b=0.75, α=0.5); the tuned configuration of the product's indexes
+(``docs/retrieval.md``) is :func:`compliance.retrieval.indexes.index_configs`.
 """
 
 from __future__ import annotations

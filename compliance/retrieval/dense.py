@@ -16,13 +16,16 @@ from typing import Any
 
 import numpy as np
 
+from compliance.artifacts import corpus_checksum, index_spec, read_config, text_hash, write_card, write_config
 from compliance.errors import RetrievalError
-from compliance.retrieval.artifacts import corpus_checksum, read_config, text_hash, write_config
 from compliance.retrieval.config import DenseConfig
 from compliance.retrieval.passages import max_pool
 from compliance.retrieval.types import Document, Hit
 
-__all__ = ["DenseIndex"]
+__all__ = ["ARTIFACT", "DenseIndex"]
+
+#: The dense index's artifact kind (see :mod:`compliance.artifacts`).
+ARTIFACT = index_spec("dense", "dense index")
 
 
 class DenseIndex:
@@ -160,24 +163,33 @@ class DenseIndex:
 
     # -- persistence ----------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write ``embeddings.npy``, ``owner.npy``, ``ids.json``, ``hashes.json`` and ``config.json``."""
+        """Write ``embeddings.npy``, ``owner.npy``, ``ids.json``, ``hashes.json``, ``config.json`` and
+        ``MODEL_CARD.md``."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         np.save(path / "embeddings.npy", self.vectors.astype(np.float32))
         np.save(path / "owner.npy", self.owner.astype(np.int64))
         (path / "ids.json").write_text(json.dumps(self.ids), encoding="utf-8")
         (path / "hashes.json").write_text(json.dumps(self._hashes), encoding="utf-8")
-        write_config(
+        cfg = write_config(
             path,
-            "dense",
+            ARTIFACT,
             {
                 "dense": self.config.to_dict(),
-                "encoder": self.identity,
-                "corpus_checksum": self.checksum,
                 "documents": len(self.ids),
                 "chunks": int(self.owner.size),
                 "dim": int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0,
             },
+            provenance={"corpus_checksum": self.checksum, "encoder": self.identity},
+            sort_keys=True,
+        )
+        write_card(
+            path,
+            "# Dense index\n\n"
+            f"- documents: {len(self.ids)}, chunk vectors: {cfg['chunks']} of dimension {cfg['dim']}\n"
+            f"- encoder: {json.dumps(self.identity)}\n"
+            f"- corpus checksum: {self.checksum}\n"
+            f"- built by compliance {cfg['package_version']}; parameters in config.json\n",
         )
         return path
 
@@ -186,9 +198,9 @@ class DenseIndex:
         """Load a directory written by :meth:`save`; the encoder is loaded on first query and checked against
         the stored identity."""
         path = Path(path)
-        cfg = read_config(path, "dense")
+        cfg = read_config(path, ARTIFACT)
         index = cls(DenseConfig.model_validate(cfg["dense"]))
-        index.identity = cfg.get("encoder")
+        index.identity = cfg["provenance"].get("encoder")
         if encoder is not None:
             if index.identity is not None and encoder.identity() != index.identity:
                 raise RetrievalError(f"{path}: the given encoder is not the one this index was built with")
@@ -201,6 +213,6 @@ class DenseIndex:
         except (OSError, ValueError) as e:
             raise RetrievalError(f"{path}: incomplete dense index ({e}); rebuild it") from e
         index._pos = {d: i for i, d in enumerate(index.ids)}
-        if index.checksum != cfg.get("corpus_checksum"):
+        if index.checksum != cfg["provenance"].get("corpus_checksum"):
             raise RetrievalError(f"{path}: corpus checksum does not match the stored documents; rebuild it")
         return index

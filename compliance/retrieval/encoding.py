@@ -2,62 +2,46 @@
 windows, [CLS] or mean pooling over a chosen layer, L2-normalised float32 vectors.
 
 Model loading goes through :func:`compliance.models.encoder.load_encoder` (offline-first, packaged
-all-MiniLM-L6-v2 as the fallback). The default model is the classifier-fine-tuned encoder when one has been
-trained (seed 001: in-domain classification fine-tuning gives the best retrieval representations).
+all-MiniLM-L6-v2 as the fallback); batching, autocast and pooling come from :mod:`compliance.runtime`. The default
+model is the classifier-fine-tuned encoder when one has been trained (seed 001: in-domain classification
+fine-tuning gives the best retrieval representations).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from compliance.models.encoder import length_sorted_batches
+from compliance.artifacts import WEIGHT_FILES, weights_sha256
 from compliance.retrieval.config import DenseConfig
+from compliance.runtime import (
+    autocast,
+    default_base_model_path,
+    default_classifier_dir,
+    length_sorted_batches,
+    mean_pool,
+    resolve_model_path,
+)
 
 __all__ = ["TextEncoder", "default_dense_model", "model_identity"]
-
-CLASSIFIER_DIR_NAME = "gdpr-classifier"
-_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
 
 def default_dense_model() -> str:
     """The fine-tuned classifier encoder (``<model_dir>/gdpr-classifier``, or its ``encoder/`` subfolder) if
     one exists, else the packaged all-MiniLM-L6-v2 directory."""
-    from compliance.models.encoder import default_base_model_path
-    from compliance.settings import get_settings
-
-    root = get_settings().resolved_model_dir / CLASSIFIER_DIR_NAME
+    root = default_classifier_dir()
     for candidate in (root, root / "encoder"):
-        if (candidate / "config.json").is_file() and any((candidate / w).is_file() for w in _WEIGHT_FILES):
+        if (candidate / "config.json").is_file() and any((candidate / w).is_file() for w in WEIGHT_FILES):
             return str(candidate.resolve())
     return str(default_base_model_path())
 
 
-@lru_cache(maxsize=16)
-def _weights_sha256(path: str) -> str | None:
-    for name in _WEIGHT_FILES:
-        f = Path(path) / name
-        if f.is_file():
-            h = hashlib.sha256()
-            with f.open("rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(block)
-            return h.hexdigest()
-    return None
-
-
 def model_identity(source: str) -> dict[str, Any]:
     """What identifies an encoder: where it came from and, for a local directory, its weights' sha256."""
-    path = Path(source)
-    return {
-        "model": source,
-        "weights_sha256": _weights_sha256(str(path.resolve())) if path.is_dir() else None,
-    }
+    return {"model": source, "weights_sha256": weights_sha256(Path(source))}
 
 
 class TextEncoder:
@@ -69,7 +53,7 @@ class TextEncoder:
     """
 
     def __init__(self, config: DenseConfig | None = None, device: str | None = None) -> None:
-        from compliance.models.encoder import load_encoder, resolve_model_path
+        from compliance.models.encoder import load_encoder
 
         self.config = config or DenseConfig()
         self.source = resolve_model_path(self.config.model) if self.config.model else default_dense_model()
@@ -122,8 +106,6 @@ class TextEncoder:
         """L2-normalised vectors of every chunk (float32, (n_chunks, dim)) and each chunk's text index."""
         import torch
 
-        from compliance.models.encoder import autocast
-
         chunks, owner = self.chunk(texts)
         out = np.zeros((len(chunks), self.dim), dtype=np.float32)
         if not chunks:
@@ -140,11 +122,7 @@ class TextEncoder:
                     result = model(input_ids=ids, attention_mask=mask, output_hidden_states=want_hidden)
                 hidden = result.hidden_states[layer] if want_hidden else result.last_hidden_state
                 hidden = hidden.float()
-                if self.config.pooling == "cls":
-                    vec = hidden[:, 0]
-                else:
-                    m = mask.unsqueeze(-1).to(hidden.dtype)
-                    vec = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-6)
+                vec = hidden[:, 0] if self.config.pooling == "cls" else mean_pool(hidden, mask)
                 vec = torch.nn.functional.normalize(vec, dim=-1)
                 out[idx] = vec.cpu().numpy()
         return out, owner

@@ -18,17 +18,20 @@ from typing import Any
 
 import numpy as np
 
+from compliance.artifacts import corpus_checksum, index_spec, read_config, text_hash, write_card, write_config
 from compliance.errors import RetrievalError
-from compliance.retrieval.artifacts import corpus_checksum, read_config, text_hash, write_config
 from compliance.retrieval.bm25 import BM25Index
 from compliance.retrieval.config import DenseConfig, RetrievalConfig
 from compliance.retrieval.datefilter import date_mask
 from compliance.retrieval.dense import DenseIndex
 from compliance.retrieval.fusion import linear_fusion, minmax, rrf_fusion
-from compliance.retrieval.passages import split_passages
 from compliance.retrieval.types import Document, Hit
+from compliance.text import split_passages
 
-__all__ = ["HybridRetriever"]
+__all__ = ["ARTIFACT", "HybridRetriever"]
+
+#: The composed index's artifact kind (see :mod:`compliance.artifacts`).
+ARTIFACT = index_spec("hybrid", "retrieval index")
 
 
 class HybridRetriever:
@@ -343,15 +346,15 @@ class HybridRetriever:
             self.dense.save(path / "dense")
         write_config(
             path,
-            "hybrid",
-            {
-                "retrieval": self.config.to_dict(),
+            ARTIFACT,
+            {"retrieval": self.config.to_dict(), "documents": len(self.ids)},
+            provenance={
                 "corpus_checksum": self.checksum,
-                "documents": len(self.ids),
                 "encoder": self.dense.identity if self.dense is not None else None,
             },
+            sort_keys=True,
         )
-        (path / "MODEL_CARD.md").write_text(self._card(), encoding="utf-8")
+        write_card(path, self._card())
         return path
 
     def _card(self) -> str:
@@ -372,7 +375,7 @@ class HybridRetriever:
     def load(cls, path: str | Path, encoder: Any = None) -> HybridRetriever:
         """Load a directory written by :meth:`save`."""
         path = Path(path)
-        cfg = read_config(path, "hybrid")
+        cfg = read_config(path, ARTIFACT)
         config = RetrievalConfig.from_dict(cfg["retrieval"])
         try:
             docs = [
@@ -385,7 +388,7 @@ class HybridRetriever:
         bm25 = BM25Index.load(path / "bm25") if (path / "bm25").is_dir() else None
         dense = DenseIndex.load(path / "dense", encoder=encoder) if (path / "dense").is_dir() else None
         retriever = cls(config, docs, bm25, dense)
-        if retriever.checksum != cfg.get("corpus_checksum"):
+        if retriever.checksum != cfg["provenance"].get("corpus_checksum"):
             raise RetrievalError(f"{path}: documents do not match the stored checksum; rebuild the index")
         return retriever
 

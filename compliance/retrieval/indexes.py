@@ -1,66 +1,181 @@
-"""The two indexes the product keeps (seed 001's two use cases), built from plain ``(id, text, metadata)``
-rows so that nothing here depends on the database:
+"""The product's two retrieval indexes: their names, their tuned configuration and how they are kept current.
 
-* the **law index** over provisions: a control (or a whole policy) → the laws and provisions it must comply
-  with;
-* the **control index** over stored control paragraphs: a new law or provision → the affected controls.
+* the **provision index** (``provisions``) over the articles of every stored law: a control (or a whole policy)
+  → the laws and provisions it must comply with (:meth:`compliance.search.LawSearch.laws_for_text`);
+* the **control index** (``controls``) over the stored control paragraphs: a new law or provision → the affected
+  controls (:meth:`compliance.search.LawSearch.controls_for_law`, the alert runs).
 
-Both are :class:`~compliance.retrieval.hybrid.HybridRetriever` directories under
-``<settings.index_dir>/<name>``, incrementally updatable with ``add``/``remove`` and reloaded with
-:func:`open_index`.
+Both are :class:`~compliance.retrieval.hybrid.HybridRetriever` directories under ``<index dir>/<name>``
+(:func:`compliance.runtime.default_index_dir`), brought up to date incrementally by :func:`sync_index` and
+rebuilt when their configuration changes. :func:`index_configs` is the configuration the product uses — search,
+alerts and the LangChain retrievers all take it through :class:`~compliance.search.LawSearch`::
+
+    index_configs(dense=True) -> IndexConfigs      # .provisions, .controls: the tuned RetrievalConfig of each
+    index_config("provisions" | "controls", dense=True) -> RetrievalConfig
+    LawSearch(store)                               # = LawSearch(store, index_configs())
+    LawSearch(store, dense=False)                  # BM25 only (no model; --bm25-only and the fast tests)
+
+:func:`build_law_index` and :func:`build_control_index` build the same two indexes from laws or plain
+``(id, text, metadata)`` rows without a database.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
+from compliance.errors import ConfigurationError, RetrievalError
 from compliance.retrieval.config import BM25Config, DenseConfig, FusionConfig, RetrievalConfig
 from compliance.retrieval.hybrid import HybridRetriever
 from compliance.retrieval.types import Document
 
 __all__ = [
     "CONTROL_INDEX",
-    "LAW_INDEX",
+    "INDEX_NAMES",
+    "PROVISION_INDEX",
+    "IndexConfigs",
+    "IndexName",
     "build_control_index",
     "build_law_index",
     "documents_from_rows",
+    "index_config",
+    "index_configs",
     "index_path",
     "open_index",
-    "recommended_config",
+    "sync_index",
 ]
 
-LAW_INDEX = "laws"
-CONTROL_INDEX = "controls"
+logger = logging.getLogger(__name__)
+
+IndexName = Literal["provisions", "controls"]
+#: The index over law provisions (control → laws).
+PROVISION_INDEX: IndexName = "provisions"
+#: The index over stored control paragraphs (law → controls).
+CONTROL_INDEX: IndexName = "controls"
+INDEX_NAMES: tuple[IndexName, ...] = (PROVISION_INDEX, CONTROL_INDEX)
+
+# BM25 k1/b and the dense weight α of linear fusion per index (docs/retrieval.md, "The product's configuration").
+_TUNED: dict[str, tuple[float, float, float]] = {
+    # controls → provisions of several acts: k1/b tuned on the gdprhub-eu dev split, α tuned on dev
+    PROVISION_INDEX: (7.87, 0.53, 0.55),
+    # a law's provisions → stored paragraphs: no development data for this direction, so textbook BM25 and
+    # α 0.5, which were best on the eprivacy-controls check
+    CONTROL_INDEX: (1.2, 0.75, 0.5),
+}
 
 
-def recommended_config(
-    dense: bool = True, dense_model: str | None = None, target: Literal["laws", "controls"] = "laws"
-) -> RetrievalConfig:
-    """The configuration ``docs/retrieval.md`` supports.
+def index_config(name: IndexName, *, dense: bool = True, dense_model: str | None = None) -> RetrievalConfig:
+    """The tuned configuration of one of the product's indexes.
 
-    ``target="laws"`` (controls → provisions of several acts): BM25 document-wise with k1/b tuned on the
-    gdprhub-eu dev split (k1=7.87, b=0.53) fused with the dense encoder at the dev-tuned α=0.55.
-    ``target="controls"`` (a law's provisions → stored paragraphs): no development data exists for this
-    direction, so textbook BM25 (k1=1.2, b=0.75) and α=0.5, which were best on the eprivacy-controls check.
-    ``dense=False`` gives the BM25 stage alone (no torch needed).
+    Args:
+        name: ``"provisions"`` (denoised BM25 with k1=7.87, b=0.53, fused with the dense encoder at α=0.55) or
+            ``"controls"`` (k1=1.2, b=0.75, α=0.5).
+        dense: False gives the BM25 stage alone (no model, no torch).
+        dense_model: the dense encoder (default: the fine-tuned classifier encoder when one exists, else the
+            packaged all-MiniLM-L6-v2).
+
+    Raises:
+        ConfigurationError: an unknown index name.
     """
-    bm25 = BM25Config(k1=7.87, b=0.53) if target == "laws" else BM25Config(k1=1.2, b=0.75)
-    alpha = 0.55 if target == "laws" else 0.5
+    if name not in _TUNED:
+        raise ConfigurationError(
+            f"unknown index {name!r}; the product's indexes are {', '.join(INDEX_NAMES)}"
+        )
+    k1, b, alpha = _TUNED[name]
+    bm25 = BM25Config(k1=k1, b=b)
     if not dense:
-        return RetrievalConfig(bm25=bm25)
+        return RetrievalConfig(bm25=bm25, fusion=FusionConfig(method="bm25"))
     return RetrievalConfig(
         bm25=bm25, dense=DenseConfig(model=dense_model), fusion=FusionConfig(method="linear", alpha=alpha)
     )
 
 
-def index_path(name: str) -> Path:
-    """``<index dir>/<name>`` (``COMPLIANCE_INDEX_DIR`` or ``<home>/indexes``)."""
-    from compliance.settings import get_settings
+@dataclass(frozen=True, slots=True)
+class IndexConfigs:
+    """The retrieval configuration of each of the product's indexes.
 
-    return get_settings().resolved_index_dir / name
+    Attributes:
+        provisions: the provision index's (control → laws).
+        controls: the control index's (law → controls).
+    """
+
+    provisions: RetrievalConfig
+    controls: RetrievalConfig
+
+    @classmethod
+    def uniform(cls, config: RetrievalConfig) -> IndexConfigs:
+        """The same configuration for both indexes (experiments)."""
+        return cls(provisions=config, controls=config)
+
+    def for_index(self, name: IndexName) -> RetrievalConfig:
+        """The configuration of the index called ``name``."""
+        if name == PROVISION_INDEX:
+            return self.provisions
+        if name == CONTROL_INDEX:
+            return self.controls
+        raise ConfigurationError(
+            f"unknown index {name!r}; the product's indexes are {', '.join(INDEX_NAMES)}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {PROVISION_INDEX: self.provisions.to_dict(), CONTROL_INDEX: self.controls.to_dict()}
+
+
+def index_configs(*, dense: bool = True, dense_model: str | None = None) -> IndexConfigs:
+    """The product's configuration: :func:`index_config` of both indexes."""
+    return IndexConfigs(
+        provisions=index_config(PROVISION_INDEX, dense=dense, dense_model=dense_model),
+        controls=index_config(CONTROL_INDEX, dense=dense, dense_model=dense_model),
+    )
+
+
+def index_path(name: str, index_dir: str | Path | None = None) -> Path:
+    """``<index dir>/<name>`` (``index_dir`` default: ``COMPLIANCE_INDEX_DIR`` or ``<home>/indexes``)."""
+    from compliance.runtime import default_index_dir
+
+    return (Path(index_dir) if index_dir is not None else default_index_dir()) / name
+
+
+def sync_index(
+    path: Path, docs: Sequence[Document], config: RetrievalConfig, encoder: Any = None
+) -> HybridRetriever:
+    """Load the index at ``path`` and bring it in line with ``docs``; build it when absent or stale.
+
+    Only new or changed documents are indexed again; removed ones are deleted. The index is saved when it
+    changed. A different stored configuration, or an index that cannot be loaded (missing files, an old or newer
+    format), triggers a full rebuild.
+    """
+    retriever: HybridRetriever | None = None
+    if (path / "config.json").is_file():
+        try:
+            retriever = HybridRetriever.load(path, encoder=encoder)
+        except RetrievalError as exc:
+            logger.warning("index %s unusable (%s); rebuilding", path, exc)
+            retriever = None
+        if retriever is not None and retriever.config != config:
+            logger.info("index %s was built with another configuration; rebuilding", path)
+            retriever = None
+    if retriever is None:
+        retriever = HybridRetriever.build(list(docs), config, encoder=encoder)
+        if docs:
+            retriever.save(path)
+        return retriever
+    wanted = {d.id: d for d in docs}
+    stale = [i for i, d in retriever.documents.items() if i not in wanted or d.text != wanted[i].text]
+    stale_set = set(stale)
+    fresh = [d for i, d in wanted.items() if i not in retriever.documents or i in stale_set]
+    if stale:
+        retriever.remove(stale)
+    if fresh:
+        retriever.add(fresh)
+    if stale or fresh:
+        logger.info("index %s: %d removed/changed, %d added", path, len(stale), len(fresh))
+        retriever.save(path)
+    return retriever
 
 
 def documents_from_rows(rows: Iterable[tuple[Any, str, Mapping[str, Any] | None]]) -> list[Document]:
@@ -88,12 +203,12 @@ def build_law_index(
     encoder: Any = None,
 ) -> HybridRetriever:
     """Index the provisions of ``laws`` (:class:`~compliance.rules.corpus.Law`) and save it (default
-    ``<index dir>/laws``)."""
+    ``<index dir>/provisions`` with :func:`index_config` ``("provisions")``)."""
     from compliance.retrieval.adapters import law_documents
 
     docs = [d for law in laws for d in law_documents(law, level, include_recitals)]  # type: ignore[arg-type]
-    retriever = HybridRetriever.build(docs, config or recommended_config(), encoder=encoder)
-    retriever.save(path or index_path(LAW_INDEX))
+    retriever = HybridRetriever.build(docs, config or index_config(PROVISION_INDEX), encoder=encoder)
+    retriever.save(path or index_path(PROVISION_INDEX))
     return retriever
 
 
@@ -103,18 +218,24 @@ def build_control_index(
     path: Path | None = None,
     encoder: Any = None,
 ) -> HybridRetriever:
-    """Index stored control paragraphs given as ``(id, text, metadata)`` rows and save it (default
-    ``<index dir>/controls``)."""
+    """Index control paragraphs given as ``(id, text, metadata)`` rows and save it (default
+    ``<index dir>/controls`` with :func:`index_config` ``("controls")``)."""
     retriever = HybridRetriever.build(
-        documents_from_rows(rows), config or recommended_config(), encoder=encoder
+        documents_from_rows(rows), config or index_config(CONTROL_INDEX), encoder=encoder
     )
     retriever.save(path or index_path(CONTROL_INDEX))
     return retriever
 
 
-def open_index(name_or_path: str | Path, encoder: Any = None) -> HybridRetriever:
-    """Load an index by name (under the index dir) or by path."""
+def open_index(
+    name_or_path: str | Path, encoder: Any = None, *, index_dir: str | Path | None = None
+) -> HybridRetriever:
+    """Load an index by name (``"provisions"``, ``"controls"``, under the index dir) or by path.
+
+    Raises:
+        RetrievalError: no index there, or one that cannot be read (the message says how to rebuild it).
+    """
     path = Path(name_or_path)
     if not path.is_absolute() and not path.exists():
-        path = index_path(str(name_or_path))
+        path = index_path(str(name_or_path), index_dir)
     return HybridRetriever.load(path, encoder=encoder)

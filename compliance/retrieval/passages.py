@@ -1,61 +1,14 @@
-"""Splitting long texts into passages, and max-pooling passage scores back to their documents
-(seed 003 §5.2: "we map passages back to the documents they originate from and perform max-pooling on the
-scores along documents")."""
+"""Max-pooling passage scores back to their documents (seed 003 §5.2: "we map passages back to the documents
+they originate from and perform max-pooling on the scores along documents"). Texts are split into passages by
+:func:`compliance.text.split_passages`."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["max_pool", "split_passages"]
-
-_PARA_BREAK = re.compile(r"\n\s*\n|\n(?=\s*(?:\(?[0-9a-z]{1,3}[.)]\s))")
-
-
-def _windows(words: list[str], size: int, overlap: int) -> list[list[str]]:
-    if len(words) <= size:
-        return [words]
-    step = max(1, size - overlap)
-    out = []
-    for start in range(0, len(words), step):
-        out.append(words[start : start + size])
-        if start + size >= len(words):
-            break
-    return out
-
-
-def split_passages(text: str, size: int = 200, overlap: int = 50) -> list[str]:
-    """Passages of at most ``size`` words.
-
-    Paragraphs (blank-line or numbered-line breaks) are packed greedily into passages; a paragraph longer than
-    ``size`` is cut into windows of ``size`` words sharing ``overlap`` words. Every word of ``text`` lands in at
-    least one passage; an empty text gives one empty passage (so every document has a passage).
-    """
-    if size < 1:
-        raise ValueError("passage size must be positive")
-    overlap = min(max(0, overlap), size - 1)
-    paragraphs = [p.split() for p in _PARA_BREAK.split(text)]
-    paragraphs = [p for p in paragraphs if p]
-    if not paragraphs:
-        return [""]
-    passages: list[list[str]] = []
-    current: list[str] = []
-    for para in paragraphs:
-        if len(para) > size:
-            if current:
-                passages.append(current)
-                current = []
-            passages.extend(_windows(para, size, overlap))
-            continue
-        if current and len(current) + len(para) > size:
-            passages.append(current)
-            current = []
-        current = current + para
-    if current:
-        passages.append(current)
-    return [" ".join(p) for p in passages]
+__all__ = ["group_owner", "max_pool"]
 
 
 def max_pool(scores: np.ndarray, owner: np.ndarray, n_docs: int, fill: float = -np.inf) -> np.ndarray:

@@ -5,6 +5,16 @@ No pretrained cross-encoder is available offline, so :func:`train_cross_encoder`
 encoder (by default the packaged all-MiniLM-L6-v2) on pairs built from the data by :func:`build_pairs`:
 the query's passage against the best BM25 passage of each relevant document (label 1) and of BM25 hard
 negatives (label 0), with a pointwise binary cross-entropy loss.
+
+A trained re-ranker is an artifact directory (:mod:`compliance.artifacts`)::
+
+    config.json     kind "cross-encoder", format_version, package_version, provenance (base model and its weights'
+                    sha256, training pairs' sha256), max_length, model_subdir, training parameters
+    model/          the Hugging Face sequence-classification model and its tokenizer
+    MODEL_CARD.md
+
+Format 1 directories (the model at the top, its ``config.json`` Hugging Face's, the metadata in ``reranker.json``)
+and bare Hugging Face sequence-classification directories load as well.
 """
 
 from __future__ import annotations
@@ -18,17 +28,63 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from compliance.artifacts import (
+    ArtifactSpec,
+    json_sha256,
+    read_config,
+    text_hash,
+    weights_sha256,
+    write_card,
+    write_config,
+)
 from compliance.errors import ModelError, ModelNotFoundError
-from compliance.retrieval.passages import split_passages
 from compliance.retrieval.types import Document
+from compliance.runtime import resolve_device, resolve_model_path
+from compliance.text import split_passages
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.retrieval.bm25 import BM25Index
 
-__all__ = ["CrossEncoderReranker", "PairExample", "build_pairs", "train_cross_encoder"]
+__all__ = ["ARTIFACT", "CrossEncoderReranker", "PairExample", "build_pairs", "train_cross_encoder"]
 
 PASSAGE_WORDS = 120
 PASSAGE_OVERLAP = 20
+MODEL_SUBDIR = "model"
+
+
+def _upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Format 1 (Hugging Face files at the top, metadata in ``reranker.json``) or a bare Hugging Face directory →
+    the current shape, with ``model_subdir`` ``"."``."""
+    if "kind" in cfg or not ("model_type" in cfg or "architectures" in cfg):
+        return cfg
+    meta_file = path / "reranker.json"
+    meta: dict[str, Any] = {}
+    if meta_file.is_file():
+        try:
+            meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ModelError(f"{meta_file}: unreadable ({e}); {ARTIFACT.rebuild}") from e
+    return {
+        "kind": ARTIFACT.kind,
+        "format_version": ARTIFACT.format_version,
+        "package_version": meta.get("package_version"),
+        "max_length": meta.get("max_length", 256),
+        "model_subdir": ".",
+        "training": meta.get("training", {}),
+        "provenance": {"base_model": meta.get("base_model")},
+    }
+
+
+#: The cross-encoder's artifact kind (see :mod:`compliance.artifacts`).
+ARTIFACT = ArtifactSpec(
+    kind="cross-encoder",
+    format_version=2,
+    description="cross-encoder re-ranker",
+    rebuild="train one with compliance.retrieval.rerank.cross_encoder.train_cross_encoder",
+    error=ModelError,
+    missing_error=ModelNotFoundError,
+    upgrade=_upgrade_config,
+)
 
 
 @dataclass(frozen=True)
@@ -67,6 +123,7 @@ class CrossEncoderReranker:
         max_length: int = 256,
         batch_size: int = 32,
         source: str = "",
+        provenance: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
@@ -75,6 +132,8 @@ class CrossEncoderReranker:
         self.max_length = max_length
         self.batch_size = batch_size
         self.source = source
+        #: what it was made from (base model and its weights' checksum, training pairs' checksum)
+        self.provenance: dict[str, Any] = dict(provenance or {"base_model": source})
         self._cache: dict[tuple[str, str, str], float] = {}
 
     @property
@@ -89,8 +148,6 @@ class CrossEncoderReranker:
         all-MiniLM-L6-v2."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from compliance.models.encoder import resolve_device, resolve_model_path
-
         source = resolve_model_path(base_model)
         local = Path(source).exists()
         try:
@@ -101,49 +158,63 @@ class CrossEncoderReranker:
         except OSError as e:
             raise ModelNotFoundError(f"cannot load {source!r} for a cross-encoder: {e}") from e
         model.to(resolve_device(device))
-        return cls(model, tokenizer, source=source, **kwargs)
+        provenance = {"base_model": source, "base_model_sha256": weights_sha256(source)}
+        return cls(model, tokenizer, source=source, provenance=provenance, **kwargs)
 
     @classmethod
     def load(cls, path: str | Path, device: str | None = None, **kwargs: Any) -> CrossEncoderReranker:
-        """Load a directory written by :meth:`save`."""
+        """Load a directory written by :meth:`save` (or of format 1); ``kwargs`` override the stored options.
+
+        Raises:
+            ModelNotFoundError: nothing at ``path``.
+            ModelError: not a cross-encoder, of a newer format, or its model files cannot be read.
+        """
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from compliance.models.encoder import resolve_device
-
         path = Path(path)
-        if not (path / "config.json").is_file():
-            raise ModelNotFoundError(f"{path}: no trained cross-encoder here (config.json missing)")
-        meta = (
-            json.loads((path / "reranker.json").read_text(encoding="utf-8"))
-            if (path / "reranker.json").is_file()
-            else {}
-        )
-        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        model = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True)
+        cfg = read_config(path, ARTIFACT)
+        model_dir = path / str(cfg.get("model_subdir", MODEL_SUBDIR))
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+            model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), local_files_only=True)
+        except OSError as e:
+            raise ModelError(
+                f"{path}: cannot read the cross-encoder's model ({e}); {ARTIFACT.rebuild}"
+            ) from e
         model.to(resolve_device(device))
-        opts = {"max_length": meta.get("max_length", 256), **kwargs}
-        return cls(model, tokenizer, source=str(path), **opts)
+        opts = {"max_length": int(cfg.get("max_length", 256)), **kwargs}
+        return cls(model, tokenizer, source=str(path), provenance=cfg["provenance"], **opts)
 
-    def save(self, path: str | Path, training: Mapping[str, Any] | None = None) -> Path:
-        from compliance import __version__
-
+    def save(
+        self,
+        path: str | Path,
+        training: Mapping[str, Any] | None = None,
+        *,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> Path:
+        """Write the artifact directory (see the module docstring); ``provenance`` adds to :attr:`provenance`."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(str(path))
-        self.tokenizer.save_pretrained(str(path))
-        meta = {
-            "kind": self.kind,
-            "base_model": self.source,
-            "max_length": self.max_length,
-            "package_version": __version__,
-            "training": dict(training or {}),
-        }
-        (path / "reranker.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
-        (path / "MODEL_CARD.md").write_text(
+        self.model.save_pretrained(str(path / MODEL_SUBDIR))
+        self.tokenizer.save_pretrained(str(path / MODEL_SUBDIR))
+        self.provenance.update(provenance or {})
+        training = dict(training or {})
+        cfg = write_config(
+            path,
+            ARTIFACT,
+            {"max_length": self.max_length, "model_subdir": MODEL_SUBDIR, "training": training},
+            provenance=self.provenance,
+        )
+        write_card(
+            path,
             "# Cross-encoder re-ranker\n\n"
-            f"Fine-tuned from `{self.source}` on (query passage, candidate passage) pairs; "
-            f"training details: `{json.dumps(dict(training or {}))}`.\n",
-            encoding="utf-8",
+            "Scores (query passage, candidate passage) pairs with one relevance logit; a candidate's score is the\n"
+            "maximum over its passage pairs.\n\n"
+            f"- fine-tuned from `{self.provenance.get('base_model')}` (weights sha256 "
+            f"`{self.provenance.get('base_model_sha256')}`)\n"
+            f"- training pairs sha256: `{self.provenance.get('training_data_sha256')}`\n"
+            f"- training: `{json.dumps(training)}`\n"
+            f"- max length {self.max_length} tokens; built by compliance {cfg['package_version']}\n",
         )
         return path
 
@@ -194,8 +265,6 @@ class CrossEncoderReranker:
     def score(self, query: str, candidates: Sequence[Document]) -> np.ndarray:
         """Document scores: the maximum logit over passage pairs (memoised per query and candidate text, so
         variants re-ranking the same candidates cost nothing; the memo holds at most 50,000 entries)."""
-        from compliance.retrieval.artifacts import text_hash
-
         qh = text_hash(query)
         keys = [(qh, d.id, text_hash(d.text)) for d in candidates]
         todo = [i for i, key in enumerate(keys) if key not in self._cache]
@@ -314,6 +383,9 @@ def train_cross_encoder(
                 "steps": len(losses),
                 "seed": seed,
                 "loss": "bce",
+            },
+            provenance={
+                "training_data_sha256": json_sha256([[e.query, e.passage, e.label] for e in examples])
             },
         )
     return reranker, losses

@@ -5,6 +5,11 @@ cross-encoder; its [CLS] vector is the pair's relevance representation, giving a
 Max-pooling over the candidate's paragraphs keeps the strongest signal per query paragraph (N × d); an
 attention-RNN (GRU, additive attention over the N steps, linear layer) turns that sequence into one relevance
 logit. The cross-encoder is frozen; only the aggregator is trained (binary cross-entropy on document labels).
+
+A trained re-ranker is an artifact directory (:mod:`compliance.artifacts`): ``config.json`` (kind ``pli``,
+format_version, package_version, provenance, ``hidden``, ``dim``, training parameters), ``pair_encoder/`` (the
+frozen cross-encoder, itself an artifact), ``aggregator.pt`` and ``MODEL_CARD.md``. Format-1 directories (no
+``format_version``) load as well.
 """
 
 from __future__ import annotations
@@ -17,11 +22,34 @@ from typing import Any
 
 import numpy as np
 
+from compliance.artifacts import ArtifactSpec, json_sha256, read_config, text_hash, write_card, write_config
 from compliance.errors import ModelError, ModelNotFoundError
 from compliance.retrieval.rerank.cross_encoder import CrossEncoderReranker
 from compliance.retrieval.types import Document
 
-__all__ = ["AttentionRNN", "PLIReranker", "interaction_features", "train_pli"]
+__all__ = ["ARTIFACT", "AttentionRNN", "PLIReranker", "interaction_features", "train_pli"]
+
+PAIR_ENCODER_SUBDIR = "pair_encoder"
+AGGREGATOR_FILE = "aggregator.pt"
+
+
+def _upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Format 1 had the same keys without ``format_version`` and provenance."""
+    if cfg.get("kind") != "pli" or "format_version" in cfg:
+        return cfg
+    return {**cfg, "format_version": 2, "provenance": {}}
+
+
+#: The PLI re-ranker's artifact kind (see :mod:`compliance.artifacts`).
+ARTIFACT = ArtifactSpec(
+    kind="pli",
+    format_version=2,
+    description="PLI re-ranker",
+    rebuild="train one with compliance.retrieval.rerank.pli.train_pli",
+    error=ModelError,
+    missing_error=ModelNotFoundError,
+    upgrade=_upgrade_config,
+)
 
 
 def AttentionRNN(dim: int, hidden: int = 64) -> Any:
@@ -97,48 +125,67 @@ class PLIReranker:
         with torch.inference_mode():
             return self.rnn(x, mask).numpy().astype(np.float32)
 
-    def save(self, path: str | Path, training: dict[str, Any] | None = None) -> Path:
+    def save(
+        self,
+        path: str | Path,
+        training: dict[str, Any] | None = None,
+        *,
+        provenance: dict[str, Any] | None = None,
+    ) -> Path:
+        """Write the artifact directory (see the module docstring); ``provenance`` adds e.g. the training data's
+        checksum."""
         import torch
 
-        path = Path(path)
-        self.cross_encoder.save(path / "pair_encoder")
-        torch.save(self.rnn.state_dict(), path / "aggregator.pt")
-        from compliance import __version__
+        from compliance.artifacts import file_sha256
 
-        (path / "config.json").write_text(
-            json.dumps(
-                {
-                    "kind": self.kind,
-                    "hidden": self.hidden,
-                    "dim": int(self.cross_encoder.model.config.hidden_size),
-                    "package_version": __version__,
-                    "training": training or {},
-                },
-                indent=2,
-            ),
-            encoding="utf-8",
+        path = Path(path)
+        self.cross_encoder.save(path / PAIR_ENCODER_SUBDIR)
+        torch.save(self.rnn.state_dict(), path / AGGREGATOR_FILE)
+        training = dict(training or {})
+        cfg = write_config(
+            path,
+            ARTIFACT,
+            {
+                "hidden": self.hidden,
+                "dim": int(self.cross_encoder.model.config.hidden_size),
+                "training": training,
+            },
+            provenance={
+                "pair_encoder": dict(self.cross_encoder.provenance),
+                "aggregator_sha256": file_sha256(path / AGGREGATOR_FILE),
+                **(provenance or {}),
+            },
         )
-        (path / "MODEL_CARD.md").write_text(
-            "# BERT-PLI style re-ranker\n\nFrozen cross-encoder in `pair_encoder/`"
-            ", attention-RNN aggregator in `aggregator.pt`.\n",
-            encoding="utf-8",
+        write_card(
+            path,
+            "# BERT-PLI style re-ranker\n\n"
+            f"Frozen cross-encoder in `{PAIR_ENCODER_SUBDIR}/` (fine-tuned from "
+            f"`{self.cross_encoder.provenance.get('base_model')}`), attention-RNN aggregator (hidden {self.hidden}) "
+            f"in `{AGGREGATOR_FILE}`.\n\n- training: `{json.dumps(training)}`\n"
+            f"- built by compliance {cfg['package_version']}\n",
         )
         return path
 
     @classmethod
     def load(cls, path: str | Path, query_passages: int = 4, doc_passages: int = 4) -> PLIReranker:
+        """Load a directory written by :meth:`save` (or of format 1).
+
+        Raises:
+            ModelNotFoundError: nothing at ``path``.
+            ModelError: not a PLI re-ranker, of a newer format, or its files cannot be read.
+        """
         import torch
 
         path = Path(path)
-        try:
-            cfg = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise ModelNotFoundError(f"{path}: no PLI re-ranker here ({e})") from e
+        cfg = read_config(path, ARTIFACT)
         ce = CrossEncoderReranker.load(
-            path / "pair_encoder", query_passages=query_passages, doc_passages=doc_passages
+            path / PAIR_ENCODER_SUBDIR, query_passages=query_passages, doc_passages=doc_passages
         )
         rnn = AttentionRNN(int(cfg["dim"]), int(cfg["hidden"]))
-        rnn.load_state_dict(torch.load(path / "aggregator.pt", weights_only=True))
+        try:
+            rnn.load_state_dict(torch.load(path / AGGREGATOR_FILE, weights_only=True))
+        except (OSError, RuntimeError) as e:
+            raise ModelError(f"{path}: cannot read the aggregator ({e}); {ARTIFACT.rebuild}") from e
         return cls(ce, rnn, int(cfg["hidden"]))
 
 
@@ -183,5 +230,10 @@ def train_pli(
     rnn.eval()
     reranker = PLIReranker(cross_encoder, rnn, hidden)
     if out_dir is not None:
-        reranker.save(out_dir, {"examples": len(examples), "epochs": epochs, "lr": lr, "seed": seed})
+        data_sha256 = json_sha256([[q, d.id, text_hash(d.text), lab] for q, d, lab in examples])
+        reranker.save(
+            out_dir,
+            {"examples": len(examples), "epochs": epochs, "lr": lr, "seed": seed},
+            provenance={"training_data_sha256": data_sha256},
+        )
     return reranker, history
