@@ -43,8 +43,10 @@ __all__ = [
     "file_sha256",
     "index_spec",
     "json_sha256",
+    "model_spec",
     "read_config",
     "text_hash",
+    "unversioned_upgrade",
     "weights_sha256",
     "write_card",
     "write_config",
@@ -248,6 +250,35 @@ def _upgrade_index(kind: str) -> Upgrade:
         return {**cfg, "format_version": 2, "provenance": provenance}
 
     return upgrade
+
+
+def unversioned_upgrade(kind: str, to_version: int) -> Upgrade:
+    """The upgrade of a kind whose first format had the same keys but no ``format_version`` and provenance."""
+
+    def upgrade(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
+        if cfg.get("kind") != kind or "format_version" in cfg:
+            return cfg
+        return {**cfg, "format_version": to_version, "provenance": {}}
+
+    return upgrade
+
+
+def model_spec(
+    kind: str, format_version: int, description: str, rebuild: str, upgrade: Upgrade | None = None
+) -> ArtifactSpec:
+    """The artifact kind of a trained model: :class:`~compliance.errors.ModelNotFoundError` when the directory
+    is missing, :class:`~compliance.errors.ModelError` when it cannot be used."""
+    from compliance.errors import ModelError, ModelNotFoundError
+
+    return ArtifactSpec(
+        kind=kind,
+        format_version=format_version,
+        description=description,
+        rebuild=rebuild,
+        error=ModelError,
+        missing_error=ModelNotFoundError,
+        upgrade=upgrade,
+    )
 
 
 def index_spec(kind: str, description: str) -> ArtifactSpec:

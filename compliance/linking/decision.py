@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from compliance.artifacts import ArtifactSpec, read_config, write_card, write_config
-from compliance.errors import ConfigurationError, ModelError, ModelNotFoundError
+from compliance.artifacts import model_spec, read_config, unversioned_upgrade, write_card, write_config
+from compliance.errors import ConfigurationError, ModelError
 from compliance.linking.pairs import GRADE_SCHEME, GradedPair, PairSet
 from compliance.runtime import DEFAULT_BASE_MODEL, resolve_device, resolve_model_path
 
@@ -65,22 +65,13 @@ MODEL_SUBDIR = "model"
 _LEGACY_CARD = "README.md"  # format 1 named its card so
 
 
-def _upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
-    """Format 1 had the same keys without ``format_version`` and provenance."""
-    if cfg.get("kind") != ARTIFACT.kind or "format_version" in cfg:
-        return cfg
-    return {**cfg, "format_version": 2, "provenance": {}}
-
-
 #: The link decision's artifact kind (see :mod:`compliance.artifacts`).
-ARTIFACT = ArtifactSpec(
-    kind="link-decision",
-    format_version=2,
-    description="link-decision model",
-    rebuild="train one with `compliance alerts train-decision`",
-    error=ModelError,
-    missing_error=ModelNotFoundError,
-    upgrade=_upgrade_config,
+ARTIFACT = model_spec(
+    "link-decision",
+    2,
+    "link-decision model",
+    "train one with `compliance alerts train-decision`",
+    upgrade=unversioned_upgrade("link-decision", 2),
 )
 
 

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from compliance.artifacts import ENVELOPE_KEYS, ArtifactSpec, read_config, write_card, write_config
-from compliance.errors import ModelError, ModelNotFoundError
+from compliance.artifacts import ENVELOPE_KEYS, model_spec, read_config, write_card, write_config
+from compliance.errors import ModelError
 from compliance.models.calibration import softmax
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
 from compliance.models.umbrella import apply_umbrellas
@@ -79,13 +79,11 @@ def upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 #: The classifier's artifact kind (see :mod:`compliance.artifacts`).
-ARTIFACT = ArtifactSpec(
-    kind="gdpr-classifier",
-    format_version=3,
-    description="GDPR classifier",
-    rebuild="train one with `compliance train` (or pass --model PATH / set COMPLIANCE_MODEL_DIR)",
-    error=ModelError,
-    missing_error=ModelNotFoundError,
+ARTIFACT = model_spec(
+    "gdpr-classifier",
+    3,
+    "GDPR classifier",
+    "train one with `compliance train` (or pass --model PATH / set COMPLIANCE_MODEL_DIR)",
     upgrade=upgrade_config,
 )
 

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compliance.artifacts import (
-    ArtifactSpec,
     json_sha256,
+    model_spec,
     read_config,
     text_hash,
     weights_sha256,
@@ -76,13 +76,11 @@ def _upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 #: The cross-encoder's artifact kind (see :mod:`compliance.artifacts`).
-ARTIFACT = ArtifactSpec(
-    kind="cross-encoder",
-    format_version=2,
-    description="cross-encoder re-ranker",
-    rebuild="train one with compliance.retrieval.rerank.cross_encoder.train_cross_encoder",
-    error=ModelError,
-    missing_error=ModelNotFoundError,
+ARTIFACT = model_spec(
+    "cross-encoder",
+    2,
+    "cross-encoder re-ranker",
+    "train one with compliance.retrieval.rerank.cross_encoder.train_cross_encoder",
     upgrade=_upgrade_config,
 )
 

@@ -22,8 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from compliance.artifacts import ArtifactSpec, json_sha256, read_config, text_hash, write_card, write_config
-from compliance.errors import ModelError, ModelNotFoundError
+from compliance.artifacts import (
+    json_sha256,
+    model_spec,
+    read_config,
+    text_hash,
+    unversioned_upgrade,
+    write_card,
+    write_config,
+)
+from compliance.errors import ModelError
 from compliance.retrieval.rerank.cross_encoder import CrossEncoderReranker
 from compliance.retrieval.types import Document
 
@@ -33,22 +41,13 @@ PAIR_ENCODER_SUBDIR = "pair_encoder"
 AGGREGATOR_FILE = "aggregator.pt"
 
 
-def _upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
-    """Format 1 had the same keys without ``format_version`` and provenance."""
-    if cfg.get("kind") != "pli" or "format_version" in cfg:
-        return cfg
-    return {**cfg, "format_version": 2, "provenance": {}}
-
-
 #: The PLI re-ranker's artifact kind (see :mod:`compliance.artifacts`).
-ARTIFACT = ArtifactSpec(
-    kind="pli",
-    format_version=2,
-    description="PLI re-ranker",
-    rebuild="train one with compliance.retrieval.rerank.pli.train_pli",
-    error=ModelError,
-    missing_error=ModelNotFoundError,
-    upgrade=_upgrade_config,
+ARTIFACT = model_spec(
+    "pli",
+    2,
+    "PLI re-ranker",
+    "train one with compliance.retrieval.rerank.pli.train_pli",
+    upgrade=unversioned_upgrade("pli", 2),
 )
 
 
