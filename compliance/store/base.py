@@ -5,9 +5,9 @@ from __future__ import annotations
 import getpass
 import hashlib
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from compliance.errors import StoreError
 from compliance.store.records import AuditEntry, to_jsonable
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _CHUNK = 500  # ids per IN (...) clause
 
@@ -115,6 +116,25 @@ class StoreBase:
             raise
         finally:
             session.close()
+
+    def _retry_on_conflict(self, work: Callable[[], T], *, attempts: int = 5) -> T:
+        """Run ``work`` (one transaction) again when it lost a race on a unique constraint.
+
+        Two processes that both find no row and both insert it: the second one's transaction fails on the
+        constraint (PostgreSQL's READ COMMITTED; on SQLite ``BEGIN IMMEDIATE`` serialises writers instead). Run
+        again, it sees the committed row and does what it would have done had it come second. Used by the
+        idempotent writes: saving a document version, installing a law, numbering a run.
+        """
+        from sqlalchemy.exc import IntegrityError
+
+        for attempt in range(1, attempts + 1):
+            try:
+                return work()
+            except StoreError as e:
+                if not isinstance(e.__cause__, IntegrityError) or attempt == attempts:
+                    raise
+                logger.info("write conflict (attempt %d of %d), retrying: %s", attempt, attempts, e)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _explain(self, error: Exception) -> str:
         text = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
