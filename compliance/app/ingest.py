@@ -116,6 +116,8 @@ class IngestReport:
     documents: list[IngestedDocument] = field(default_factory=list)
     failures: list[FileFailure] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: the run's number among ingests ("ingest 2"); ``run_id`` is unique over all runs
+    run_number: int | None = None
 
     def _count(self, status: DocumentStatus) -> int:
         return sum(d.status == status for d in self.documents)
@@ -141,7 +143,9 @@ class IngestReport:
             **self.counts(),
             "documents": [d.to_dict() for d in self.documents],
             "failures": [f.to_dict() for f in self.failures],
+            "skipped_paths": [{"path": p, "reason": why} for p, why in self.skipped],
             "run_id": self.run_id,
+            "run_number": self.run_number,
         }
 
 
@@ -301,6 +305,7 @@ def ingest_documents(
             files=len(items) + len(walk_failures),
             skipped=skipped,
             failures=list(walk_failures),
+            run_number=run.number,
         )
         for outcome in save_sources(store, items, config=config, relative_to=relative_to, on_error=on_error):
             if isinstance(outcome, FileFailure):

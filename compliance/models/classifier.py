@@ -404,6 +404,9 @@ class ArticleClassifier:
             (path / "MODEL_CARD.md").write_text(card)
         if self.lexical is not None:
             self.lexical.save(path)
+        from compliance.retrieval.artifacts import share_as_umask_allows
+
+        share_as_umask_allows(path)  # safetensors writes 0600: other accounts could not load the model
         return path
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from compliance.errors import RetrievalError
 
-__all__ = ["corpus_checksum", "read_config", "text_hash", "write_config"]
+__all__ = ["corpus_checksum", "read_config", "share_as_umask_allows", "text_hash", "write_config"]
 
 FORMAT_VERSION = 1
 
@@ -27,6 +27,45 @@ def corpus_checksum(hashes: Mapping[str, str] | Iterable[tuple[str, str]]) -> st
     for doc_id, th in sorted(items):
         h.update(f"{doc_id}\t{th}\n".encode())
     return h.hexdigest()
+
+
+def _current_umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    import os
+
+    mask = os.umask(0o022)  # no portable way to read it without setting it
+    os.umask(mask)
+    return mask
+
+
+def share_as_umask_allows(directory: Path) -> None:
+    """Give the files under an artifact directory the permissions the process's umask allows.
+
+    Some writers (safetensors) create weights ``0600`` whatever the umask, so that another account of the same
+    group finds a model directory it cannot read and gets a misleading "no trained model" error. Files become
+    ``0666 & ~umask`` and folders ``0777 & ~umask`` (with the usual umask 022: readable by everyone, writable by
+    the owner); permissions are only ever widened up to that, never narrowed.
+    """
+    import os
+    import stat
+
+    mask = _current_umask()
+    for root, dirs, files in os.walk(directory):
+        for name, full in [(d, 0o777) for d in dirs] + [(f, 0o666) for f in files] + [(".", 0o777)]:
+            path = Path(root) / name
+            try:
+                mode = stat.S_IMODE(path.stat().st_mode)
+                wanted = mode | (full & ~mask & 0o755 if full == 0o777 else full & ~mask & 0o644)
+                if wanted != mode:
+                    path.chmod(wanted)
+            except OSError:  # a file we do not own: leave it
+                continue
 
 
 def write_config(path: Path, kind: str, payload: Mapping[str, Any]) -> None:

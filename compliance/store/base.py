@@ -200,7 +200,12 @@ class StoreBase:
                 return
             if current is None and self.is_empty():
                 if auto_upgrade:
-                    self.upgrade()
+                    try:
+                        self.upgrade()
+                    except (SQLAlchemyError, StoreError):
+                        # two first commands at once: the other one created the schema meanwhile
+                        if self.current_revision() != head:
+                            raise
                     return
                 raise StoreError(f"{self!r} is empty: run `compliance db upgrade` first")
         except SQLAlchemyError as e:
