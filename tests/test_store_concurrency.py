@@ -69,7 +69,7 @@ def test_eight_writer_processes_lose_nothing(store: Any) -> None:
 
 def test_add_links_skips_what_is_stored(store: Any) -> None:
     """Defect 4: nothing was unique on (paragraph, provision, method, model): links were stored twice."""
-    link_id, run_id, paragraph_id, provisions = _linked_store(store)
+    _, run_id, paragraph_id, provisions = _linked_store(store)
     batch = [NewLink(paragraph_id, p, "classifier", 0.5, 1, {"model": "m1"}) for p in provisions]
     assert store.add_links(run_id, batch) == 5
     assert store.add_links(run_id, batch) == 0  # the same links again: skipped
