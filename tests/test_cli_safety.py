@@ -130,18 +130,17 @@ def test_webhook_url_credentials_never_shown() -> None:
     assert "https://bot:***@127.0.0.1:9/hook" in str(info.value)
 
 
-def test_cli_alerts_run_does_not_print_the_webhook_secret(tmp_path: Path) -> None:
-    from compliance.store import Store
-    from tests.fixtures.classifier.tiny import mini_gdpr
+def test_failed_notification_in_json_output_has_no_secret() -> None:
+    """What `compliance alerts run --json` prints when the webhook fails (``notification``), and the warning."""
+    from types import SimpleNamespace
 
-    url = f"sqlite:///{tmp_path / 'a.db'}"
-    store = Store(url)
-    store.upgrade()
-    store.save_law(mini_gdpr())
-    store.dispose()
+    from compliance.app.alerts import notify_run
+
     hook = "https://u:pa55word@127.0.0.1:9/h?token=T0KEN"
-    res = CliRunner().invoke(cli, ["alerts", "run", "gdpr", "--database", url, "--webhook", hook, "--json"])
-    assert "pa55word" not in res.output and "T0KEN" not in res.output
+    outcome = notify_run(SimpleNamespace(payload=lambda: {"alerts": []}), WebhookConfig(url=hook, retries=0))  # type: ignore[arg-type]
+    assert outcome["webhook"] == "failed"
+    shown = json.dumps(outcome)
+    assert "pa55word" not in shown and "T0KEN" not in shown and "127.0.0.1:9/h" in shown
 
 
 def test_saved_classifier_is_readable_as_the_umask_allows(model_dir: Path) -> None:
