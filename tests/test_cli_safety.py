@@ -167,6 +167,27 @@ def test_ingest_exit_status_with_unreadable_files(tmp_path: Path) -> None:
     assert relaxed.exit_code == 0 and "(run ingest:2, id 2)" in relaxed.stdout
 
 
+def test_audit_exit_status_with_unreadable_files(tmp_path: Path, model_dir: Path) -> None:
+    from compliance.store import Store
+    from tests.fixtures.classifier.tiny import mini_gdpr
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "ok.txt").write_text(
+        "Staff laptops use full disk encryption and access is reviewed every quarter.\n"
+    )
+    (folder / "broken.docx").write_bytes(b"not a zip")
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+    store = Store(db)
+    store.upgrade()
+    store.save_law(mini_gdpr())
+    store.dispose()
+    strict = _invoke("audit", folder, "--model", model_dir, "--database", db)
+    assert strict.exit_code == 1 and "error [C301]" in strict.stderr and "audit run audit:1" in strict.stdout
+    relaxed = _invoke("audit", folder, "--model", model_dir, "--database", db, "--allow-failures")
+    assert relaxed.exit_code == 0 and "audit run audit:2" in relaxed.stdout
+
+
 def test_runs_list_reaps_and_show_accepts_kind_and_number(tmp_path: Path) -> None:
     from tests.fixtures import concurrency
 

@@ -21,6 +21,7 @@ from compliance.errors import (
     DocumentError,
     DocumentTooLargeError,
     ParseMemoryError,
+    ParserCrashError,
     ParseTimeoutError,
     UnsafeDocumentError,
 )
@@ -47,6 +48,28 @@ def test_pdf_reference_loop_costs_one_timeout_and_the_worker_recovers(worker) ->
     ok = parse_file(h.simple_pdf(), "ok.pdf", worker=worker)  # the next file gets a fresh worker
     assert ok.paragraphs[0].text == "Access rights are reviewed every quarter."
     assert worker.started == before + 1
+
+
+def test_a_crashing_worker_costs_one_file(worker) -> None:  # type: ignore[no-untyped-def]
+    import signal
+    import threading
+
+    caught: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            parse_file(h.pdf_length_loop(), "crash.pdf", worker=worker)
+        except DocumentError as e:
+            caught.append(e)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    time.sleep(1.0)  # the worker is looping on the file now
+    os.kill(worker._process.pid, signal.SIGSEGV)  # what a crash in a C library looks like from outside
+    thread.join(timeout=30)
+    assert len(caught) == 1 and isinstance(caught[0], ParserCrashError), caught
+    assert caught[0].code == "C307" and "SIGSEGV" in str(caught[0])
+    assert parse_file(h.simple_pdf(), "next.pdf", worker=worker).paragraphs
 
 
 def test_pdf_parent_loop_is_an_error_not_a_hang(worker) -> None:  # type: ignore[no-untyped-def]

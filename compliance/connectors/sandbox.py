@@ -82,7 +82,7 @@ class ParseBudget:
 
 
 # -- what travels between the caller and the worker -------------------------------------------------------------
-# task:  ("path", path, label, config) | ("bytes", data, name, config, media_type)
+# task:  ("path", absolute path, label, config) | ("bytes", data, name, config, media_type)
 # reply: ("ok", document, warnings) | ("error", class name, source, problem, warnings)
 Warning_ = tuple[str, str]  # (logger or category, message)
 
@@ -92,8 +92,11 @@ def _run_task(task: tuple[Any, ...]) -> ParsedDocument:
 
     if task[0] == "path":
         _, path, label, config = task
-        doc = parse_path(Path(path), config=config)
-        return doc if label is None else replace(doc, source=label)
+        try:
+            doc = parse_path(Path(path), config=config)
+        except DocumentError as e:  # name the file as the caller did (the worker reads its absolute path)
+            raise type(e)(label, e.problem) from e
+        return replace(doc, source=label)
     _, data, name, config, media_type = task
     return parse_bytes(data, name, config=config, media_type=media_type)
 
@@ -149,7 +152,9 @@ def report_warnings(source: str, collected: list[Warning_]) -> None:
     shown = counts.most_common(MAX_WARNING_LINES)
     for (origin, message), n in shown:
         times = f" (x{n})" if n > 1 else ""
-        logger.warning("%s: %s: %s%s", source, origin, message.strip().splitlines()[0][:300], times)
+        text = (message.strip().splitlines() or [""])[0]
+        text = text.removeprefix(f"{source}: ")  # the package's own warnings already name the file
+        logger.warning("%s: %s: %s%s", source, origin, text[:300], times)
     rest = sum(counts.values()) - sum(n for _, n in shown)
     if rest:
         logger.warning("%s: %d more parser warning(s) not shown", source, rest)
@@ -508,7 +513,8 @@ def parse_file(
         task: tuple[Any, ...] = ("bytes", bytes(source), shown, config, media_type)
     else:
         shown = label if label is not None else str(source)
-        task = ("path", str(source), label, config)
+        # the worker's working directory is the one it started in: hand it an absolute path
+        task = ("path", str(Path(source).absolute()), shown, config)
     mode = isolation or get_settings().parse_isolation
     if mode == "inline":
         return _parse_inline(task, shown, budget or ParseBudget.from_settings())
