@@ -45,6 +45,7 @@ __all__ = [
     "json_sha256",
     "model_spec",
     "read_config",
+    "share_as_umask_allows",
     "text_hash",
     "unversioned_upgrade",
     "weights_sha256",
@@ -135,6 +136,45 @@ def _cached_sha256(path: str, size: int, mtime_ns: int) -> str:
 
 
 # -- config.json -----------------------------------------------------------------------------------------------
+def _current_umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    import os
+
+    mask = os.umask(0o022)  # no portable way to read it without setting it
+    os.umask(mask)
+    return mask
+
+
+def share_as_umask_allows(directory: Path) -> None:
+    """Give the files under an artifact directory the permissions the process's umask allows.
+
+    Some writers (safetensors) create weights ``0600`` whatever the umask, so that another account of the same
+    group finds a model directory it cannot read and gets a misleading "no trained model" error. Files become
+    ``0666 & ~umask`` and folders ``0777 & ~umask`` (with the usual umask 022: readable by everyone, writable by
+    the owner); permissions are only ever widened up to that, never narrowed.
+    """
+    import os
+    import stat
+
+    mask = _current_umask()
+    for root, dirs, files in os.walk(directory):
+        for name, full in [(d, 0o777) for d in dirs] + [(f, 0o666) for f in files] + [(".", 0o777)]:
+            path = Path(root) / name
+            try:
+                mode = stat.S_IMODE(path.stat().st_mode)
+                wanted = mode | (full & ~mask & 0o755 if full == 0o777 else full & ~mask & 0o644)
+                if wanted != mode:
+                    path.chmod(wanted)
+            except OSError:  # a file we do not own: leave it
+                continue
+
+
 def write_config(
     path: str | Path,
     spec: ArtifactSpec,

@@ -118,6 +118,31 @@ class DocumentTooLargeError(DocumentError):
     http_status = 413
 
 
+class ParseTimeoutError(DocumentTooLargeError):
+    """Reading the document took longer than the per-file time budget (``COMPLIANCE_PARSE_TIMEOUT``)."""
+
+    code = "C305"
+
+
+class ParseMemoryError(DocumentTooLargeError):
+    """Reading the document needed more memory than the per-file budget (``COMPLIANCE_PARSE_MEMORY_MB``)."""
+
+    code = "C306"
+
+
+class ParserCrashError(DocumentError):
+    """The worker process reading the document died (a crash in a parsing library); the batch goes on."""
+
+    code = "C307"
+
+
+class UnsafeDocumentError(DocumentError):
+    """The document uses a construct refused for safety (a DTD or entity declaration, a link out of a
+    folder tree, a file that is not a regular file)."""
+
+    code = "C308"
+
+
 class StoreError(ComplianceError, RuntimeError):
     """The database could not be used (not reachable, not migrated, constraint violated)."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -41,6 +42,18 @@ class Settings(BaseSettings):
     download_timeout: float = Field(default=60.0, description="Seconds per HTTP request.")
     download_retries: int = Field(default=3, ge=0, le=10)
     max_document_bytes: int = Field(default=50 * 1024 * 1024, description="Largest accepted document.")
+    parse_isolation: Literal["process", "inline"] = Field(
+        default="process",
+        description="Read untrusted documents in a worker process with time and memory budgets (process), "
+        "or in the calling process with a time budget only (inline: tests, embedding).",
+    )
+    parse_timeout: float = Field(default=120.0, gt=0, description="Seconds one document may take to read.")
+    parse_memory_mb: int = Field(
+        default=1536, ge=64, description="Address space (MiB) one document may add to the worker process."
+    )
+    sqlite_busy_timeout: float = Field(
+        default=60.0, ge=0, description="Seconds a SQLite writer waits for the write lock before failing."
+    )
     webhook_url: str | None = Field(default=None, description="Alert notifications: JSON POST to this URL.")
     webhook_secret: str | None = Field(
         default=None, description="HMAC-SHA256 key for the X-Compliance-Signature header of webhook posts."

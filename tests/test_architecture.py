@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "artifacts": 0,
     "text": 0,
     "spreadsheet": 0,
+    "xml_safety": 0,
     "connectors": 1,
     "rules": 2,
     "models": 3,

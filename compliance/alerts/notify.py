@@ -7,6 +7,9 @@ receiver verifies with::
     expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
     hmac.compare_digest(expected, request.headers["X-Compliance-Signature"])
 
+The URL may carry credentials (``https://user:pass@…``, ``?token=…``): every message and log line shows it through
+:func:`redact_url`, and the config's ``repr`` leaves out the URL and the secret.
+
 Connection errors, timeouts, HTTP 429 and 5xx are retried with exponential backoff; other 4xx answers are not
 (the receiver rejected the message). After the last attempt :class:`~compliance.errors.NotificationError` is raised.
 """
@@ -30,6 +33,7 @@ __all__ = [
     "WebhookConfig",
     "WebhookDelivery",
     "encode_payload",
+    "redact_url",
     "send_webhook",
     "sign_body",
     "verify_signature",
@@ -39,6 +43,46 @@ logger = logging.getLogger(__name__)
 
 SIGNATURE_HEADER = "X-Compliance-Signature"
 EVENT_HEADER = "X-Compliance-Event"
+
+
+def redact_url(url: str) -> str:
+    """``url`` fit for messages and logs: a password in it and the values of its query parameters (tokens,
+    keys, signatures) are replaced by ``***``; the user name, host, port and path are kept.
+
+    >>> redact_url("https://bot:s3cret@hooks.example.com/x?token=abc&v=2")
+    'https://bot:***@hooks.example.com/x?token=***&v=***'
+    """
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(an invalid URL)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, sep, _password = userinfo.partition(":")
+        netloc = f"{user}{':***' if sep else ''}@{hostport}"
+    query = "&".join(f"{k}=***" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
+    if parts.query and not query:
+        query = "***"
+    return urlunsplit((parts.scheme, netloc, parts.path, query, "***" if parts.fragment else ""))
+
+
+def _scrub(text: str, url: str) -> str:
+    """``text`` with ``url`` (and its secret parts) replaced by its redacted form."""
+    from urllib.parse import urlsplit
+
+    text = text.replace(url, redact_url(url))
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return text
+    if parts.password:
+        text = text.replace(parts.password, "***")
+    if parts.query:
+        text = text.replace(parts.query, redact_url(url).partition("?")[2].partition("#")[0])
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,15 +97,17 @@ class WebhookConfig:
         backoff: seconds before the first retry; doubled for each further retry.
     """
 
-    url: str
-    secret: str | None = None
+    url: str = field(repr=False)
+    secret: str | None = field(default=None, repr=False)
     timeout: float = 10.0
     retries: int = 3
     backoff: float = 0.5
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
-            raise ConfigurationError(f"webhook url must start with http:// or https://, got {self.url!r}")
+            raise ConfigurationError(
+                f"webhook url must start with http:// or https://, got {redact_url(self.url)!r}"
+            )
         if self.retries < 0 or self.timeout <= 0 or self.backoff < 0:
             raise ConfigurationError("webhook retries/backoff must be >= 0 and timeout > 0")
 
@@ -145,20 +191,20 @@ def send_webhook(
             try:
                 response = client.post(config.url, content=body, headers=headers)
             except httpx.HTTPError as exc:  # connection refused, timeout, protocol error
-                errors.append(f"attempt {attempt}: {type(exc).__name__}: {exc}")
+                errors.append(_scrub(f"attempt {attempt}: {type(exc).__name__}: {exc}", config.url))
             else:
                 if 200 <= response.status_code < 300:
                     return WebhookDelivery(response.status_code, attempt, tuple(errors))
                 errors.append(f"attempt {attempt}: HTTP {response.status_code}")
                 if not _retryable(response.status_code):
                     raise NotificationError(
-                        f"webhook {config.url} rejected the notification with HTTP {response.status_code}; "
-                        "check the receiver's configuration (URL, secret)"
+                        f"webhook {redact_url(config.url)} rejected the notification with HTTP "
+                        f"{response.status_code}; check the receiver's configuration (URL, secret)"
                     )
             if attempt < attempts:
                 delay = config.backoff * (2 ** (attempt - 1))
                 logger.info("webhook delivery failed (%s); retrying in %.2fs", errors[-1], delay)
                 sleep(delay)
     raise NotificationError(
-        f"webhook {config.url} could not be reached after {attempts} attempts: {'; '.join(errors)}"
+        f"webhook {redact_url(config.url)} could not be reached after {attempts} attempts: {'; '.join(errors)}"
     )

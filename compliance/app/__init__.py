@@ -16,6 +16,7 @@ Use cases (imported lazily)::
     load_classifier(path) -> ArticleClassifier;  map_texts(classifier, rows) -> {"id", "articles"} per row
     train_classifier(TrainRequest(...)) -> summary;  evaluate_classifier(path, query_files=...) -> report
     list_documents / document_detail / list_laws / law_detail
+    list_runs(store) -> RunListing (reaps runs whose process is gone);  show_run(store, "audit:3") -> RunRecord
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ _EXPORTS = {
     "train_classifier": "compliance.app.classifier",
     "document_detail": "compliance.app.documents",
     "list_documents": "compliance.app.documents",
+    "RunListing": "compliance.app.runs",
+    "list_runs": "compliance.app.runs",
+    "show_run": "compliance.app.runs",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

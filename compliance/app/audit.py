@@ -15,14 +15,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compliance.app.ingest import FileFailure, OnError, Source, expand_sources, save_sources, source_labels
-from compliance.errors import ConfigurationError
+from compliance.app.ingest import (
+    FileFailure,
+    OnError,
+    SavedSource,
+    Source,
+    expand_sources,
+    save_sources,
+    source_labels,
+)
+from compliance.errors import ConfigurationError, StoreError
 from compliance.linking.classifier_links import (
     METHOD,
     ClassifierLinkConfig,
     ParagraphLinks,
     classify_paragraphs,
 )
+from compliance.spreadsheet import safe_row
 from compliance.store import NewLink
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,10 +68,13 @@ class AuditReport:
     documents: list[AuditedDocument]
     failures: list[FileFailure]
     links: int
+    #: the run's number among audits ("audit 3"); ``run_id`` is unique over all runs
+    run_number: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
+            "run_number": self.run_number,
             "model": self.model,
             "links": self.links,
             "documents": [asdict(d) for d in self.documents],
@@ -129,7 +141,14 @@ def audit_documents(
     failures: list[FileFailure] = []
     summaries: list[AuditedDocument] = []
     total_links = 0
-    items = expand_sources(given, recursive=recursive)
+
+    def walk_failed(failure: FileFailure) -> None:
+        failures.append(failure)
+        if on_error is not None:
+            on_error(failure.path, failure)
+
+    items = expand_sources(given, recursive=recursive, on_failure=walk_failed)
+    store.reap_runs()  # runs whose process was killed: marked failed; their documents resume below
     with store.run("audit", run_config, model=model_info) as run:
         for outcome in save_sources(
             store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error
@@ -137,64 +156,20 @@ def audit_documents(
             if isinstance(outcome, FileFailure):
                 failures.append(outcome)
                 continue
-            doc, saved, status = outcome.document, outcome.saved, outcome.status
-            paragraphs = list(store.iter_paragraphs(document_ids=[saved.document_id]))
-            done = {
-                link.paragraph_id
-                for link in store.list_links(document_id=saved.document_id)
-                if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
-            }
-            todo = [(p.id, p.text) for p in paragraphs if p.id not in done]
-            results = classify_paragraphs(classifier, todo, config)
-            links = new_links(results, provision_ids, classifier.identity, {"run": run.id})
-            if links:
-                store.add_links(run.id, links)
-            total_links += len(links)
-            text_of = {p.id: p for p in paragraphs}
-            weight: defaultdict[int, float] = defaultdict(float)
-            count: Counter[int] = Counter()
-            titles: dict[int, str] = {}
-            review: list[dict[str, Any]] = []
-            for res in results:
-                for score, _ in res.linked:
-                    weight[score.article] += score.score
-                    count[score.article] += 1
-                    titles[score.article] = score.title
-                if res.needs_review:
-                    p = text_of[res.paragraph_id]
-                    top = res.ranked[0]
-                    review.append(
-                        {
-                            "paragraph_id": p.id,
-                            "ordinal": p.ordinal,
-                            "text": p.text[:200],
-                            "top_article": top.article,
-                            "score": round(top.score, 3),
-                            "reason": "abstain" if res.abstained else "in review band",
-                        }
-                    )
-            summaries.append(
-                AuditedDocument(
-                    source=doc.source,
-                    document_id=saved.document_id,
-                    version=saved.version,
-                    status=status,
-                    paragraphs=len(paragraphs),
-                    classified=len(results),
-                    links=len(links),
-                    top_articles=[
-                        {"article": a, "title": titles[a], "paragraphs": count[a], "weight": round(w, 3)}
-                        for a, w in sorted(weight.items(), key=lambda kv: -kv[1])
-                        if a not in umbrella_articles
-                    ][:5],
-                    needs_review=review,
-                    principles=[
-                        {"article": a, "title": titles[a], "paragraphs": count[a], "weight": round(w, 3)}
-                        for a, w in sorted(weight.items(), key=lambda kv: -kv[1])
-                        if a in umbrella_articles
-                    ],
+            try:
+                summary = _audit_document(
+                    store, outcome, classifier, config, provision_ids, run.id, umbrella_articles
                 )
-            )
+            except StoreError as e:  # one document's transaction failed: it costs that document, not the run
+                failure = FileFailure(
+                    outcome.label, e.code, f"{outcome.label}: could not store its links: {e}"
+                )
+                failures.append(failure)
+                if on_error is not None:
+                    on_error(outcome.label, failure)
+                continue
+            total_links += summary.links
+            summaries.append(summary)
         run.stats.update(
             {
                 "documents": len(summaries),
@@ -204,7 +179,74 @@ def audit_documents(
                 "needs_review": sum(len(s.needs_review) for s in summaries),
             }
         )
-    return AuditReport(run.id, model_info, summaries, failures, total_links)
+    return AuditReport(run.id, model_info, summaries, failures, total_links, run.number)
+
+
+def _audit_document(
+    store: Store,
+    outcome: SavedSource,
+    classifier: ArticleClassifier,
+    config: ClassifierLinkConfig,
+    provision_ids: Mapping[str, int],
+    run_id: int,
+    umbrella_articles: set[int],
+) -> AuditedDocument:
+    """Classify the paragraphs of one saved document that have no links from this model yet; store the links."""
+    doc, saved, status = outcome.document, outcome.saved, outcome.status
+    paragraphs = list(store.iter_paragraphs(document_ids=[saved.document_id]))
+    done = {
+        link.paragraph_id
+        for link in store.list_links(document_id=saved.document_id)
+        if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
+    }
+    todo = [(p.id, p.text) for p in paragraphs if p.id not in done]
+    results = classify_paragraphs(classifier, todo, config)
+    links = new_links(results, provision_ids, classifier.identity, {"run": run_id})
+    # links another audit stored meanwhile (same paragraph, article, model) are skipped, not duplicated
+    stored = store.add_links(run_id, links) if links else 0
+    text_of = {p.id: p for p in paragraphs}
+    weight: defaultdict[int, float] = defaultdict(float)
+    count: Counter[int] = Counter()
+    titles: dict[int, str] = {}
+    review: list[dict[str, Any]] = []
+    for res in results:
+        for score, _ in res.linked:
+            weight[score.article] += score.score
+            count[score.article] += 1
+            titles[score.article] = score.title
+        if res.needs_review:
+            p = text_of[res.paragraph_id]
+            top = res.ranked[0]
+            review.append(
+                {
+                    "paragraph_id": p.id,
+                    "ordinal": p.ordinal,
+                    "text": p.text[:200],
+                    "top_article": top.article,
+                    "score": round(top.score, 3),
+                    "reason": "abstain" if res.abstained else "in review band",
+                }
+            )
+    return AuditedDocument(
+        source=doc.source,
+        document_id=saved.document_id,
+        version=saved.version,
+        status=status,
+        paragraphs=len(paragraphs),
+        classified=len(results),
+        links=stored,
+        top_articles=[
+            {"article": a, "title": titles[a], "paragraphs": count[a], "weight": round(w, 3)}
+            for a, w in sorted(weight.items(), key=lambda kv: -kv[1])
+            if a not in umbrella_articles
+        ][:5],
+        needs_review=review,
+        principles=[
+            {"article": a, "title": titles[a], "paragraphs": count[a], "weight": round(w, 3)}
+            for a, w in sorted(weight.items(), key=lambda kv: -kv[1])
+            if a in umbrella_articles
+        ],
+    )
 
 
 def new_links(
@@ -242,6 +284,9 @@ def new_links(
 def export_links(store: Store, run_id: int, out: Path) -> int:
     """Write the run's links to ``out`` (``.csv`` or ``.json``); returns the number of rows.
 
+    CSV cells that a spreadsheet would run as formulas (text starting with ``=``, ``+``, ``-``, ``@`` …) are
+    written as text (:func:`compliance.spreadsheet.safe_cell`); the JSON export keeps every value as stored.
+
     Raises:
         ConfigurationError: another file extension.
     """
@@ -255,11 +300,14 @@ def export_links(store: Store, run_id: int, out: Path) -> int:
             writer = csv.DictWriter(fh, fieldnames=columns)
             writer.writeheader()
             for row in rows:
+                # cells starting with = + - @ are formulas to spreadsheet programs: written as text instead
                 writer.writerow(
-                    {
-                        k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
-                        for k, v in row.items()
-                    }
+                    safe_row(
+                        {
+                            k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
+                            for k, v in row.items()
+                        }
+                    )
                 )
     else:
         raise ConfigurationError(f"--export: use a .csv or .json file name, not {out.name!r}")

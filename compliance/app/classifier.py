@@ -21,11 +21,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.rules.corpus import Law
 
 __all__ = [
+    "MapInputError",
     "TrainRequest",
     "evaluate_classifier",
     "gdpr_training_inputs",
     "load_classifier",
     "map_texts",
+    "read_map_inputs",
     "train_classifier",
 ]
 
@@ -151,6 +153,79 @@ def load_classifier(
             on_train(path)
         train_classifier(TrainRequest(out_dir=path, device=device))
     return load(path, device=device)
+
+
+@dataclass(frozen=True, slots=True)
+class MapInputError:
+    """A ``map`` input line that was skipped, and why (reported on stderr; the run goes on)."""
+
+    source: str
+    line: int
+    error: str
+    code: str = ConfigurationError.code
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.error}"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (use a string or a finite number)")
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+def _check_text(value: Any, what: str) -> str | None:
+    if isinstance(value, str) and _has_surrogate(value):
+        return f"the {what} contains a lone surrogate (\\ud800-\\udfff): not valid Unicode text"
+    return None
+
+
+def read_map_inputs(
+    lines: Iterable[bytes | str], source: str = "input"
+) -> Iterator[tuple[Any, str] | MapInputError]:
+    """Parse ``map`` input lines (JSONL ``{"id": ..., "text": ...}``): one row or one error per non-blank line.
+
+    The policy for bad input: a line that is not UTF-8, not a JSON object, has no string ``text``, holds a lone
+    surrogate, or an ``id`` that is not a string, number (finite) or null yields a :class:`MapInputError` and
+    the next line is read; the caller reports it and exits non-zero at the end. ``NaN``/``Infinity`` are refused
+    so that every echoed id is valid JSON. A missing id becomes the line number.
+    """
+    import json
+    import math
+
+    for n, raw in enumerate(lines, 1):
+        if isinstance(raw, bytes):
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                yield MapInputError(source, n, f"not UTF-8 text (byte {e.start}); save the input as UTF-8")
+                continue
+        else:
+            line = raw
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line, parse_constant=_reject_constant)
+        except (ValueError, RecursionError) as e:
+            yield MapInputError(source, n, f"not a JSON line: {e}")
+            continue
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            yield MapInputError(source, n, "expected an object with a string 'text'")
+            continue
+        row_id = row.get("id", n)
+        if isinstance(row_id, float) and not math.isfinite(row_id):  # pragma: no cover - refused above
+            yield MapInputError(source, n, "the id must be a finite number")
+            continue
+        if row_id is not None and not isinstance(row_id, (str, int, float)):
+            yield MapInputError(source, n, "the id must be a string, a number or null")
+            continue
+        problem = _check_text(row["text"], "text") or _check_text(row_id, "id")
+        if problem is not None:
+            yield MapInputError(source, n, problem)
+            continue
+        yield row_id, row["text"]
 
 
 def map_texts(

@@ -116,6 +116,8 @@ class IngestReport:
     documents: list[IngestedDocument] = field(default_factory=list)
     failures: list[FileFailure] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: the run's number among ingests ("ingest 2"); ``run_id`` is unique over all runs
+    run_number: int | None = None
 
     def _count(self, status: DocumentStatus) -> int:
         return sum(d.status == status for d in self.documents)
@@ -141,21 +143,39 @@ class IngestReport:
             **self.counts(),
             "documents": [d.to_dict() for d in self.documents],
             "failures": [f.to_dict() for f in self.failures],
+            "skipped_paths": [{"path": p, "reason": why} for p, why in self.skipped],
             "run_id": self.run_id,
+            "run_number": self.run_number,
         }
 
 
 def expand_sources(
-    sources: Iterable[Source], *, recursive: bool = True, on_skip: Callable[[Path, str], None] | None = None
+    sources: Iterable[Source],
+    *,
+    recursive: bool = True,
+    on_skip: Callable[[Path, str], None] | None = None,
+    on_failure: Callable[[FileFailure], None] | None = None,
 ) -> list[Path | Upload]:
-    """Folders walked into their document files (see :func:`compliance.connectors.iter_paths`), uploads kept."""
+    """Folders walked into their document files (see :func:`compliance.connectors.iter_paths`), uploads kept.
+
+    Args:
+        sources: files, folders and uploads.
+        recursive: descend into sub-folders.
+        on_skip: told about each file or folder skipped on purpose (hidden, unsupported, special file).
+        on_failure: told about each folder or link that could not be read (an unreadable sub-folder is a
+            failure of the batch, not a skip).
+    """
     from compliance.connectors import iter_paths
 
     out: list[Path | Upload] = []
     paths: list[Path] = []
 
+    def failed(path: Path, error: DocumentError) -> None:
+        if on_failure is not None:
+            on_failure(FileFailure(str(path), error.code, str(error)))
+
     def flush() -> None:
-        out.extend(iter_paths(paths, recursive=recursive, on_skip=on_skip))
+        out.extend(iter_paths(paths, recursive=recursive, on_skip=on_skip, on_error=failed))
         paths.clear()
 
     for source in sources:
@@ -173,14 +193,18 @@ def parse_source(
 ) -> ParsedDocument:
     """Parse one file or upload; a file's ``source`` is its path (relative to ``relative_to`` when below it).
 
+    The file is read under the per-file time and memory budgets (:func:`compliance.connectors.sandbox.parse_file`:
+    a worker process by default, ``COMPLIANCE_PARSE_ISOLATION=inline`` to read in this process).
+
     Raises:
-        DocumentError: the document cannot be read.
+        DocumentError: the document cannot be read (over a budget: ParseTimeoutError C305, ParseMemoryError C306).
     """
-    from compliance.connectors import parse_bytes, parse_path, source_name
+    from compliance.connectors import source_name
+    from compliance.connectors.sandbox import parse_file
 
     if isinstance(source, Upload):
-        return parse_bytes(source.data, source.name, config=config, media_type=source.media_type)
-    doc = parse_path(source, config=config)
+        return parse_file(source.data, source.name, config=config, media_type=source.media_type)
+    doc = parse_file(source, config=config)
     return replace(doc, source=source_name(source, relative_to))
 
 
@@ -256,15 +280,33 @@ def ingest_documents(
 
     config = config or SplitConfig()
     skipped: list[tuple[str, str]] = []
+    walk_failures: list[FileFailure] = []
+
+    def failed(failure: FileFailure) -> None:
+        walk_failures.append(failure)
+        if on_error is not None:
+            on_error(failure.path, failure)
+
     given = list(sources)
-    items = expand_sources(given, recursive=recursive, on_skip=lambda p, why: skipped.append((str(p), why)))
+    items = expand_sources(
+        given,
+        recursive=recursive,
+        on_skip=lambda p, why: skipped.append((str(p), why)),
+        on_failure=failed,
+    )
     run_config = {
         "paths": source_labels(given),
         "split": config,
         "recursive": recursive,
     }
     with store.run("ingest", run_config) as run:
-        report = IngestReport(run_id=run.id, files=len(items), skipped=skipped)
+        report = IngestReport(
+            run_id=run.id,
+            files=len(items) + len(walk_failures),
+            skipped=skipped,
+            failures=list(walk_failures),
+            run_number=run.number,
+        )
         for outcome in save_sources(store, items, config=config, relative_to=relative_to, on_error=on_error):
             if isinstance(outcome, FileFailure):
                 report.failures.append(outcome)

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "map": ("compliance.cli.map", "map_command", "Map texts (JSONL or --text) to ranked GDPR articles."),
     "audit": ("compliance.cli.audit", "audit_command", "Ingest documents, link paragraphs to GDPR articles."),
     "alerts": ("compliance.cli.alerts", "alerts", "List, show and acknowledge alerts raised by new laws."),
+    "runs": ("compliance.cli.runs", "runs", "List runs (ingest, audit, law installs …); reap killed ones."),
     "search": (
         "compliance.cli.search",
         "search",
@@ -64,7 +65,9 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ComplianceError as exc:
-            click.echo(f"error [{exc.code}]: {exc}", err=True)
+            from compliance.cli.options import echo_error
+
+            echo_error(str(exc), exc.code)
             ctx.exit(1)
 
 

@@ -8,12 +8,14 @@ from pathlib import Path
 import click
 
 from compliance.cli.options import (
+    allow_failures_option,
     classifier_options,
     database_option,
     echo_json,
     json_option,
     load_classifier,
     open_store,
+    printable,
 )
 
 
@@ -41,6 +43,7 @@ from compliance.cli.options import (
     help="Store document sources relative to this folder (default: absolute paths).",
 )
 @click.option("--no-recursive", is_flag=True, help="Do not descend into sub-folders.")
+@allow_failures_option
 @database_option
 @json_option
 def audit_command(
@@ -50,12 +53,17 @@ def audit_command(
     export_path: Path | None,
     relative_to: Path | None,
     no_recursive: bool,
+    allow_failures: bool,
     device: str | None,
     train_if_missing: bool,
     database_url: str | None,
     as_json: bool,
 ) -> None:
-    """Audit documents against the GDPR: ingest, classify paragraphs, store scored links, summarise."""
+    """Audit documents against the GDPR: ingest, classify paragraphs, store scored links, summarise.
+
+    Files that cannot be read are reported on stderr and the audit goes on; the exit status is then 1 (0 with
+    --allow-failures when at least one document was audited).
+    """
     from compliance.app import audit_documents, export_links
     from compliance.cli.ingest import report_failure
     from compliance.linking.classifier_links import ClassifierLinkConfig
@@ -80,12 +88,12 @@ def audit_command(
         echo_json(data)
     else:
         click.echo(
-            f"audit run {result.run_id}: {len(result.documents)} document(s), {result.links} link(s), "
-            f"model {result.model['identity']}"
+            f"audit run audit:{result.run_number} (id {result.run_id}): {len(result.documents)} document(s), "
+            f"{result.links} link(s), model {result.model['identity']}"
         )
         for doc in result.documents:
             click.echo(
-                f"\n{doc.source} (document {doc.document_id} v{doc.version}, {doc.status}): "
+                f"\n{printable(doc.source)} (document {doc.document_id} v{doc.version}, {doc.status}): "
                 f"{doc.classified}/{doc.paragraphs} paragraph(s) classified, {doc.links} link(s)"
             )
             for a in doc.top_articles:
@@ -104,5 +112,5 @@ def audit_command(
             click.echo(f"\n{exported} link(s) exported to {export_path}")
         if result.failures:
             click.echo(f"{len(result.failures)} file(s) could not be read", err=True)
-    if not result.documents:
+    if not result.documents or (result.failures and not allow_failures):
         raise click.exceptions.Exit(1)

@@ -71,6 +71,41 @@ def open_store(database_url: str | None) -> Any:
     return open_(database_url)
 
 
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to write on one terminal line: control characters (ESC sequences, newlines, carriage
+    returns, C1 controls), bidirectional overrides, line separators and undecodable bytes of file names (lone
+    surrogates) are shown as escapes (``\\x1b``, ``\\n``, ``\\udcff``) instead of acting on the terminal."""
+    import unicodedata
+
+    out: list[str] = []
+    for ch in text:
+        if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp"):
+            code = ord(ch)
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch) or (
+                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"))  # fmt: skip
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def echo_error(message: str, code: str | None = None) -> None:
+    """One error line on stderr, ``error [C301]: …``, with the message made :func:`printable`."""
+    prefix = f"error [{code}]" if code else "error"
+    click.echo(f"{prefix}: {printable(message)}", err=True)
+
+
+def allow_failures_option(func: F) -> F:
+    """``--allow-failures``: exit 0 even when some files could not be read (they are still reported)."""
+    return click.option(
+        "--allow-failures",
+        is_flag=True,
+        help="Exit 0 even when some files could not be read (default: exit 1 after reporting them).",
+    )(func)
+
+
 def echo_json(data: Any) -> None:
     """Write ``data`` as indented JSON to stdout."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

@@ -3,26 +3,48 @@
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
-from compliance.connectors.registry import SUPPORTED_EXTENSIONS, parse_path
+from compliance.connectors.registry import SUPPORTED_EXTENSIONS
+from compliance.connectors.sandbox import parse_file
 from compliance.errors import DocumentError
 
 logger = logging.getLogger(__name__)
 
 SkipCallback = Callable[[Path, str], None]
+ErrorCallback = Callable[[Path, DocumentError], None]
 
 
-def _hidden(path: Path) -> bool:
-    return path.name.startswith((".", "~$"))
+def _hidden(name: str) -> bool:
+    return name.startswith((".", "~$"))
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def iter_paths(
-    paths: Iterable[Path | str], *, recursive: bool = True, on_skip: SkipCallback | None = None
+    paths: Iterable[Path | str],
+    *,
+    recursive: bool = True,
+    on_skip: SkipCallback | None = None,
+    on_error: ErrorCallback | None = None,
 ) -> Iterator[Path]:
     """Expand files and folders into the document files to parse, in a stable order.
 
@@ -32,45 +54,104 @@ def iter_paths(
     that parsing reports an unsupported or missing file as an error instead of dropping it silently. A path is
     yielded at most once.
 
+    The walk is safe on hostile trees: symbolic links are never followed out of the folder given (skipped, with
+    the reason), a link to a folder inside it is skipped (the folder is walked once, by its real path), a folder
+    is entered at most once (loops through links or bind mounts end there), and FIFOs, sockets and devices are
+    skipped with a reason instead of being opened (reading a FIFO blocks). What cannot be read is an error, not
+    a skip: an unreadable sub-folder, a link that loops or points nowhere while named like a document; each goes
+    to ``on_error`` (logged as a warning when there is none).
+
     Args:
         paths: Files and folders.
         recursive: Descend into sub-folders.
         on_skip: Called with ``(path, reason)`` for every skipped file or folder.
+        on_error: Called with ``(path, error)`` for every folder or link that could not be read.
 
     Yields:
         File paths.
     """
     seen: set[Path] = set()
+    entered: set[tuple[int, int]] = set()
 
     def skip(path: Path, reason: str) -> None:
         logger.debug("skipping %s: %s", path, reason)
         if on_skip is not None:
             on_skip(path, reason)
 
-    def walk(folder: Path) -> Iterator[Path]:
+    def fail(path: Path, problem: str) -> None:
+        error = DocumentError(str(path), problem)
+        if on_error is not None:
+            on_error(path, error)
+        else:
+            logger.warning("%s", error)
+
+    def walk(folder: Path, root: Path) -> Iterator[Path]:
         try:
-            entries = sorted(folder.iterdir(), key=lambda p: p.name)
+            info = folder.stat()
+            key = (info.st_dev, info.st_ino)
+            if key in entered:
+                skip(folder, "folder already walked (a loop through links or mounts)")
+                return
+            entered.add(key)
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
         except OSError as e:
-            skip(folder, f"cannot list the folder: {e.strerror or e}")
+            fail(folder, f"cannot list the folder: {e.strerror or e}")
             return
         for entry in entries:
-            if _hidden(entry):
-                skip(entry, "hidden")
-            elif entry.is_dir():
-                if recursive:
-                    yield from walk(entry)
+            path = folder / entry.name
+            if _hidden(entry.name):
+                skip(path, "hidden")
+                continue
+            supported = PurePath(entry.name).suffix.lower() in SUPPORTED_EXTENSIONS
+            try:
+                if entry.is_symlink():
+                    try:
+                        target = path.resolve(strict=True)
+                    except (OSError, RuntimeError) as e:  # a loop, or a link to nothing
+                        why = (
+                            "loops"
+                            if isinstance(e, RuntimeError) or "loop" in str(e).lower()
+                            else "is broken"
+                        )
+                        if supported:
+                            fail(path, f"the symbolic link {why}; it cannot be read")
+                        else:
+                            skip(path, f"symbolic link that {why}")
+                        continue
+                    if not _inside(target, root):
+                        skip(path, "symbolic link to outside the folder (not followed)")
+                        continue
+                    if target.is_dir():
+                        skip(path, "symbolic link to a folder inside the tree (walked by its real path)")
+                        continue
+                    mode = target.stat().st_mode
+                elif entry.is_dir(follow_symlinks=False):
+                    if recursive:
+                        yield from walk(path, root)
+                    else:
+                        skip(path, "sub-folder (not recursive)")
+                    continue
                 else:
-                    skip(entry, "sub-folder (not recursive)")
-            elif entry.suffix.lower() not in SUPPORTED_EXTENSIONS:
-                skip(entry, f"unsupported extension {entry.suffix or '(none)'!r}")
+                    mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError as e:
+                fail(path, f"cannot inspect the file: {e.strerror or e}")
+                continue
+            if not supported:
+                skip(path, f"unsupported extension {PurePath(entry.name).suffix or '(none)'!r}")
+            elif not stat.S_ISREG(mode):
+                skip(path, f"not a regular file ({_kind(mode)})")
             else:
-                yield entry
+                yield path
 
     for raw in paths:
         path = Path(raw)
-        found = walk(path) if path.is_dir() else iter([path])
+        found = walk(path, path.resolve()) if path.is_dir() else iter([path])
         for item in found:
-            key = item.resolve()
+            try:
+                key = item.resolve()
+            except (OSError, RuntimeError):
+                key = item.absolute()
             if key not in seen:
                 seen.add(key)
                 yield item
@@ -112,6 +193,7 @@ def parse_many(
     """Parse every document under ``paths`` (see :func:`iter_paths`), one outcome per file.
 
     A file that cannot be parsed yields an outcome carrying its :class:`DocumentError` and the batch goes on.
+    Each file is read under the per-file time and memory budgets (:func:`compliance.connectors.sandbox.parse_file`).
 
     Args:
         paths: Files and folders.
@@ -125,9 +207,19 @@ def parse_many(
     from compliance.progress import track
 
     config = config or SplitConfig()
-    for path in track(iter_paths(paths, recursive=recursive, on_skip=on_skip), desc="parsing", unit="file"):
+    failed: list[ParseOutcome] = []
+    walked = iter_paths(
+        paths,
+        recursive=recursive,
+        on_skip=on_skip,
+        on_error=lambda p, e: failed.append(ParseOutcome(p, error=e)),
+    )
+    for path in track(walked, desc="parsing", unit="file"):
+        while failed:
+            yield failed.pop(0)
         try:
-            yield ParseOutcome(path, document=parse_path(path, config=config))
+            yield ParseOutcome(path, document=parse_file(path, config=config))
         except DocumentError as e:
             logger.info("could not parse %s: [%s] %s", path, e.code, e)
             yield ParseOutcome(path, error=e)
+    yield from failed

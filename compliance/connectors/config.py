@@ -46,6 +46,11 @@ class SplitConfig:
         max_unpacked_bytes: Largest total uncompressed size of the members of a .docx (zip-bomb guard).
         max_compression_ratio: Largest uncompressed/compressed ratio of one .docx member bigger than 1 MiB.
         max_zip_members: Largest number of members in a .docx.
+        max_paragraphs: Largest number of blocks (headings, paragraphs, list items, table rows) a document may
+            have; checked before splitting, and again on the paragraphs.
+
+    ``max_unpacked_bytes`` also bounds the decompressed size of a PDF's streams (FlateDecode), counted while
+    they are inflated.
     """
 
     max_tokens: int = 200
@@ -56,13 +61,14 @@ class SplitConfig:
     max_unpacked_bytes: int = 100 * 1024 * 1024
     max_compression_ratio: float = 100.0
     max_zip_members: int = 5000
+    max_paragraphs: int = 50_000
 
     def __post_init__(self) -> None:
         if self.max_tokens < 8:
             raise ConfigurationError(f"SplitConfig.max_tokens must be at least 8, got {self.max_tokens}")
         if self.min_chars < 0:
             raise ConfigurationError(f"SplitConfig.min_chars must be >= 0, got {self.min_chars}")
-        for name in ("max_pages", "max_unpacked_bytes", "max_zip_members"):
+        for name in ("max_pages", "max_unpacked_bytes", "max_zip_members", "max_paragraphs"):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"SplitConfig.{name} must be positive, got {getattr(self, name)}")
         if self.max_bytes is not None and self.max_bytes <= 0:

@@ -18,7 +18,7 @@ from typing import Any
 from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
-from compliance.connectors.safety import check_size, open_ooxml_zip
+from compliance.connectors.safety import check_paragraph_count, check_size, open_ooxml_zip
 from compliance.errors import DocumentError
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -338,6 +338,7 @@ def parse_docx(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
         styles = _Styles(document)
         numbering = _Numbering(document)
         blocks = list(_body_blocks(document.element.body, styles, numbering))
+        check_paragraph_count(len(blocks), source, config)
         props = document.core_properties
         title = props.title or ""
         meta = {"connector": "docx"}

@@ -14,9 +14,9 @@ from typing import Any
 from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
-from compliance.connectors.safety import check_size
+from compliance.connectors.safety import check_paragraph_count, check_size
 from compliance.connectors.text_reader import decode_text
-from compliance.errors import DocumentError
+from compliance.errors import DocumentError, UnsafeDocumentError
 
 MEDIA_TYPE = "text/html"
 _DROP = {
@@ -137,6 +137,14 @@ def _walk(node: Any) -> Iterator[Block]:
 def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     """Parse an HTML page (see the module docstring for the rules)."""
     check_size(data, source, config)
+    from compliance.xml_safety import declared_entities
+
+    if entities := declared_entities(data):
+        raise UnsafeDocumentError(
+            source,
+            f"the page's DOCTYPE declares entities ({', '.join(entities[:5])}), which HTML never needs; refusing "
+            "it (possible XML entity-expansion or external entity attack)",
+        )
     text = decode_text(data, source)
     from bs4 import BeautifulSoup
 
@@ -153,6 +161,7 @@ def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
         title = " ".join(h1.get_text().split())
     root = soup.body or soup
     blocks = list(_walk(root))
+    check_paragraph_count(len(blocks), source, config)
     return assemble(
         blocks,
         data=data,

@@ -58,7 +58,8 @@ class ComplianceBlobParser(BaseBlobParser):
     """Parse a blob (.docx, .pdf, .txt, .md, .html) into one ``Document`` per paragraph.
 
     The connector is chosen from the blob's file name (``blob.source``/``blob.path``), else from its
-    ``mimetype``. Errors are the package's :class:`~compliance.errors.DocumentError` subclasses.
+    ``mimetype``. Errors are the package's :class:`~compliance.errors.DocumentError` subclasses. Blobs are read
+    under the per-file time and memory budgets (:func:`compliance.connectors.sandbox.parse_file`).
 
     Args:
         config: Splitting choices and limits (default ``SplitConfig()``).
@@ -69,8 +70,8 @@ class ComplianceBlobParser(BaseBlobParser):
 
     def lazy_parse(self, blob: Blob) -> Iterator[Document]:
         """Yield the paragraphs of ``blob`` as documents (see :func:`paragraph_documents` for the metadata)."""
-        from compliance.connectors.registry import parse_bytes
+        from compliance.connectors.sandbox import parse_file
 
         name = str(blob.source or blob.path or "blob")
-        parsed = parse_bytes(blob.as_bytes(), name, config=self.config, media_type=blob.mimetype)
+        parsed = parse_file(blob.as_bytes(), name, config=self.config, media_type=blob.mimetype)
         yield from paragraph_documents(parsed)

@@ -28,7 +28,8 @@ from typing import Any, Literal
 from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
-from compliance.connectors.safety import check_size
+from compliance.connectors.pdf_guard import bounded_inflate, check_page_count
+from compliance.connectors.safety import check_paragraph_count, check_size
 from compliance.errors import DocumentError, DocumentTooLargeError, EncryptedDocumentError
 
 MEDIA_TYPE = "application/pdf"
@@ -335,7 +336,11 @@ def parse_pdf(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     import pdfplumber
 
     try:
-        with pdfplumber.open(io.BytesIO(data)) as pdf:
+        with (
+            bounded_inflate(source, config.max_unpacked_bytes),
+            pdfplumber.open(io.BytesIO(data)) as pdf,
+        ):
+            check_page_count(pdf, source, config.max_pages)
             n_pages = len(pdf.pages)
             if n_pages > config.max_pages:
                 raise DocumentTooLargeError(
@@ -353,6 +358,7 @@ def parse_pdf(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
             raise EncryptedDocumentError(source, "the PDF is password-protected; remove the password") from e
         raise DocumentError(source, f"the PDF could not be read: {type(e).__name__}: {e}") from e
     blocks = list(_blocks(_drop_running_lines(pages)))
+    check_paragraph_count(len(blocks), source, config)
     if not blocks:
         raise DocumentError(source, "the PDF has no extractable text (a scanned image? run OCR first)")
     return assemble(

@@ -6,6 +6,8 @@ parsed, so importing this module is cheap.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
@@ -14,7 +16,14 @@ from urllib.parse import urlsplit
 
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
-from compliance.errors import ComplianceError, DocumentError, DocumentTooLargeError, UnsupportedFormatError
+from compliance.connectors.safety import check_paragraph_count
+from compliance.errors import (
+    ComplianceError,
+    DocumentError,
+    DocumentTooLargeError,
+    UnsafeDocumentError,
+    UnsupportedFormatError,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,32 +120,70 @@ def parse_bytes(
     spec = connector_for(filename, media_type=media_type)
     parse = spec.load()
     try:
-        return parse(bytes(data), filename, config)
+        doc = parse(bytes(data), filename, config)
     except ComplianceError:
         raise
     except (MemoryError, RecursionError) as e:
         raise DocumentError(filename, f"the document is too complex to parse ({type(e).__name__})") from e
     except Exception as e:  # a third-party parser failing on untrusted input
         raise DocumentError(filename, f"the {spec.name} parser failed: {type(e).__name__}: {e}") from e
+    check_paragraph_count(len(doc.paragraphs), filename, config)
+    return doc
 
 
 def parse_path(path: Path | str, *, config: SplitConfig | None = None) -> ParsedDocument:
-    """Read and parse a document file; ``source`` is the path as given.
+    """Read and parse a document file in this process; ``source`` is the path as given.
+
+    Only regular files are read: a FIFO, socket or device named like a document is refused without opening it
+    (opening a FIFO would block). For untrusted files prefer :func:`compliance.connectors.sandbox.parse_file`,
+    which adds the per-file time and memory budgets.
 
     Raises:
         DocumentError: The file cannot be read, or any error of :func:`parse_bytes`.
+        UnsafeDocumentError: Not a regular file.
     """
     path = Path(path)
     config = config or SplitConfig()
     connector_for(path.name)  # fail on the type before reading the bytes
     try:
-        size = path.stat().st_size
-        limit = config.resolved_max_bytes()
-        if size > limit:
-            raise DocumentTooLargeError(
-                str(path), f"the file has {size:,} bytes, more than the limit of {limit:,}"
-            )
-        data = path.read_bytes()
+        data = _read_regular_file(path, config.resolved_max_bytes())
     except OSError as e:
         raise DocumentError(str(path), f"cannot read the file: {e.strerror or e}") from e
     return parse_bytes(data, str(path), config=config)
+
+
+def _read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (opened without blocking, checked after opening)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeDocumentError(
+                str(path), f"not a regular file ({_file_kind(info.st_mode)}); only regular files are read"
+            )
+        if info.st_size > limit:
+            raise DocumentTooLargeError(
+                str(path), f"the file has {info.st_size:,} bytes, more than the limit of {limit:,}"
+            )
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, 1024 * 1024):
+            total += len(chunk)
+            if total > limit:  # the file grew while being read
+                raise DocumentTooLargeError(str(path), f"the file has more than {limit:,} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a special file"

@@ -11,6 +11,8 @@ leading YAML front-matter block is not body text: its ``title`` becomes the docu
 
 from __future__ import annotations
 
+import itertools
+import logging
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -18,8 +20,10 @@ from typing import Any
 from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
-from compliance.connectors.safety import check_size
+from compliance.connectors.safety import check_paragraph_count, check_size
 from compliance.errors import DocumentError
+
+logger = logging.getLogger(__name__)
 
 _LIST_RE = re.compile(r"^(\s*)([-*•▪◦●–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\(?[ivxIVX]{1,5}[.)])\s+(\S.*)$")
 _NUMBERED_HEADING_RE = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
@@ -46,20 +50,74 @@ def split_front_matter(text: str) -> tuple[dict[str, str], str]:
     return meta, text[m.end() :]
 
 
+def _utf16_without_bom(data: bytes) -> str | None:
+    """``utf-16-le`` or ``utf-16-be`` when NUL bytes sit at every other position (text mostly in Latin script)."""
+    sample = data[:8192]
+    if len(sample) < 4:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    even_nul, odd_nul = even.count(0) / len(even), odd.count(0) / len(odd)
+    if odd_nul > 0.6 and even_nul < 0.05:
+        return "utf-16-le"
+    if even_nul > 0.6 and odd_nul < 0.05:
+        return "utf-16-be"
+    return None
+
+
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+
+
+def _looks_japanese(data: bytes) -> str | None:
+    """The Shift-JIS (cp932) decoding of bytes that are not UTF-8, when it reads as Japanese text."""
+    try:
+        text = data.decode("cp932")
+    except UnicodeDecodeError:
+        return None
+    non_ascii = [c for c in text if ord(c) > 127]
+    if len(non_ascii) < 4:
+        return None
+    cjk = sum(1 for c in non_ascii if _CJK.match(c))
+    return text if cjk / len(non_ascii) > 0.9 else None
+
+
 def decode_text(data: bytes, source: str) -> str:
-    """Decode text bytes: BOM-aware UTF-8/UTF-16, else UTF-8, else Windows-1252.
+    """Decode text bytes: BOM-aware UTF-8/UTF-16, UTF-16 without BOM, UTF-8, Shift-JIS, else Windows-1252.
+
+    A guess (UTF-16 without BOM, Shift-JIS, Windows-1252) is logged as a warning naming the file, so that text
+    read in a guessed encoding is never stored silently.
 
     Raises:
-        DocumentError: The bytes look binary (NUL bytes without a UTF-16 BOM).
+        DocumentError: The bytes look binary (NUL bytes that are not UTF-16 text).
     """
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16")
     if b"\x00" in data[:8192]:
+        encoding = _utf16_without_bom(data)
+        if encoding is not None:
+            try:
+                text = data.decode(encoding)
+            except UnicodeDecodeError:
+                pass
+            else:
+                logger.warning("%s: no byte-order mark; read as %s", source, encoding.upper())
+                return text
         raise DocumentError(source, "the file looks binary (contains NUL bytes), not text")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
+        pass
+    japanese = _looks_japanese(data)
+    if japanese is not None:
+        logger.warning("%s: not UTF-8; read as Shift-JIS (cp932)", source)
+        return japanese
+    text = data.decode("cp1252", errors="replace")
+    replaced = text.count("\ufffd")
+    logger.warning(
+        "%s: not UTF-8; read as Windows-1252%s; save it as UTF-8 if the text looks wrong",
+        source,
+        f" ({replaced} undecodable byte(s) replaced)" if replaced else "",
+    )
+    return text
 
 
 _MINOR_WORDS = {"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to", "with"}
@@ -131,7 +189,8 @@ def parse_text(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     """Parse a plain-text file (see the module docstring for the rules)."""
     check_size(data, source, config)
     text = decode_text(data, source)
-    blocks = list(plain_blocks(text))
+    blocks = list(itertools.islice(plain_blocks(text), config.max_paragraphs + 1))
+    check_paragraph_count(len(blocks), source, config)
     return assemble(
         blocks,
         data=data,
@@ -231,6 +290,7 @@ def parse_markdown(data: bytes, source: str, config: SplitConfig) -> ParsedDocum
     check_size(data, source, config)
     front, text = split_front_matter(decode_text(data, source))
     blocks, title = markdown_blocks(text)
+    check_paragraph_count(len(blocks), source, config)
     return assemble(
         blocks,
         data=data,

@@ -36,7 +36,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from compliance.artifacts import model_spec, read_config, unversioned_upgrade, write_card, write_config
+from compliance.artifacts import (
+    model_spec,
+    read_config,
+    share_as_umask_allows,
+    unversioned_upgrade,
+    write_card,
+    write_config,
+)
 from compliance.errors import ConfigurationError, ModelError
 from compliance.linking.pairs import GRADE_SCHEME, GradedPair, PairSet
 from compliance.runtime import DEFAULT_BASE_MODEL, resolve_device, resolve_model_path
@@ -298,6 +305,7 @@ class LinkDecisionModel:
             "# Link-decision bi-encoder"
         ):
             old_card.unlink()  # format 1's card, replaced by MODEL_CARD.md
+        share_as_umask_allows(path)  # safetensors writes 0600: other accounts could not load the model
         return path
 
     @classmethod

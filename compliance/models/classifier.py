@@ -444,6 +444,9 @@ class ArticleClassifier:
         write_card(path, card)
         if self.lexical is not None:
             self.lexical.save(path)
+        from compliance.artifacts import share_as_umask_allows
+
+        share_as_umask_allows(path)  # safetensors writes 0600: other accounts could not load the model
         return path
 
 

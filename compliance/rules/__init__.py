@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         get_pack,
         list_packs,
     )
-    from compliance.rules.xml_safety import parse_xml
+    from compliance.xml_safety import parse_xml
 
 __all__ = [
     "Law",
@@ -73,7 +73,7 @@ _LAZY = {
     "parse_formex": "compliance.rules.formex",
     "parse_eu_json": "compliance.rules.eu_json",
     "parse_clml": "compliance.rules.clml",
-    "parse_xml": "compliance.rules.xml_safety",
+    "parse_xml": "compliance.xml_safety",
     "detect_format": "compliance.rules.detect",
     "load_law_file": "compliance.rules.detect",
     "parse_law": "compliance.rules.detect",

@@ -31,7 +31,7 @@ from compliance.rules.building import (
     sha256_hex,
 )
 from compliance.rules.corpus import Law, ProvisionKind
-from compliance.rules.xml_safety import local_name, parse_xml
+from compliance.xml_safety import local_name, parse_xml
 
 if TYPE_CHECKING:
     from lxml import etree

@@ -5,9 +5,9 @@ from __future__ import annotations
 import getpass
 import hashlib
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from compliance.errors import StoreError
 from compliance.store.records import AuditEntry, to_jsonable
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _CHUNK = 500  # ids per IN (...) clause
 
@@ -116,6 +117,25 @@ class StoreBase:
         finally:
             session.close()
 
+    def _retry_on_conflict(self, work: Callable[[], T], *, attempts: int = 5) -> T:
+        """Run ``work`` (one transaction) again when it lost a race on a unique constraint.
+
+        Two processes that both find no row and both insert it: the second one's transaction fails on the
+        constraint (PostgreSQL's READ COMMITTED; on SQLite ``BEGIN IMMEDIATE`` serialises writers instead). Run
+        again, it sees the committed row and does what it would have done had it come second. Used by the
+        idempotent writes: saving a document version, installing a law, numbering a run.
+        """
+        from sqlalchemy.exc import IntegrityError
+
+        for attempt in range(1, attempts + 1):
+            try:
+                return work()
+            except StoreError as e:
+                if not isinstance(e.__cause__, IntegrityError) or attempt == attempts:
+                    raise
+                logger.info("write conflict (attempt %d of %d), retrying: %s", attempt, attempts, e)
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def _explain(self, error: Exception) -> str:
         text = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
         if "no such table" in text or ("relation" in text and "does not exist" in text):
@@ -180,7 +200,12 @@ class StoreBase:
                 return
             if current is None and self.is_empty():
                 if auto_upgrade:
-                    self.upgrade()
+                    try:
+                        self.upgrade()
+                    except (SQLAlchemyError, StoreError):
+                        # two first commands at once: the other one created the schema meanwhile
+                        if self.current_revision() != head:
+                            raise
                     return
                 raise StoreError(f"{self!r} is empty: run `compliance db upgrade` first")
         except SQLAlchemyError as e:

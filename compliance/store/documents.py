@@ -37,13 +37,20 @@ class DocumentsMixin(StoreBase):
 
         Documents are identified by ``doc.source``. If the latest stored version has the same checksum nothing
         is written (``created=False``); otherwise a new version (1 for a new document) with its paragraphs.
+
+        Atomic: the version, its paragraphs and the audit-log row are one transaction. Safe under concurrency:
+        when another process stores the same source at the same moment, this call is retried and finds that
+        version (``created=False``) instead of failing.
         """
+        if not doc.source:
+            raise StoreError("a document needs a source name to be stored")
+        return self._retry_on_conflict(lambda: self._save_document_once(doc, actor))
+
+    def _save_document_once(self, doc: ParsedDocument, actor: str | None) -> SavedDocument:
         from sqlalchemy import select
 
         from compliance.store.orm import Document, DocumentVersion, ParagraphRow, utcnow
 
-        if not doc.source:
-            raise StoreError("a document needs a source name to be stored")
         checksum = doc.checksum or _sha256(doc.text)
         with self.session() as s:
             document = s.scalars(select(Document).where(Document.source == doc.source)).first()

@@ -25,16 +25,14 @@ class LawsMixin(StoreBase):
         """Store a law with its provisions.
 
         The same identifier and checksum as a stored version: nothing is written (``created=False``). Same
-        identifier, new checksum: a new version (``max + 1``) is added and the old ones are kept.
+        identifier, new checksum: a new version (``max + 1``) is added and the old ones are kept. Idempotent
+        under concurrency: two processes installing the same law at once store it once (the loser of the race
+        is retried and finds the winner's row).
 
         Raises:
             StoreError: the short name already belongs to another law, or the law is malformed (empty
                 identifier or checksum, duplicate provision keys, unknown parent keys).
         """
-        from sqlalchemy import func, select, update
-
-        from compliance.store.orm import LawRow, ProvisionRow
-
         if not law.identifier or not law.short_name:
             raise StoreError("a law needs an identifier and a short name to be stored")
         checksum = law.checksum or _law_content_checksum(law)
@@ -47,6 +45,13 @@ class LawsMixin(StoreBase):
         if orphans:
             raise StoreError(f"{law.short_name}: provisions with unknown parents {orphans[:5]}")
         short_name = law.short_name.lower()
+        return self._retry_on_conflict(lambda: self._save_law_once(law, checksum, short_name, actor))
+
+    def _save_law_once(self, law: Law, checksum: str, short_name: str, actor: str | None) -> SavedLaw:
+        from sqlalchemy import func, select, update
+
+        from compliance.store.orm import LawRow, ProvisionRow
+
         with self.session() as s:
             existing = s.scalars(
                 select(LawRow).where(LawRow.identifier == law.identifier, LawRow.checksum == checksum)

@@ -18,15 +18,18 @@ class LinksMixin(StoreBase):
 
     # -- links and reviews -----------------------------------------------------------------------------------
     def add_links(self, run_id: int, links: Iterable[NewLink], *, actor: str | None = None) -> int:
-        """Store links proposed by a run; returns how many. All or nothing.
+        """Store links proposed by a run; returns how many were stored. All or nothing.
+
+        A link is stored once per (paragraph, provision, method, model version): a link already stored (by this
+        run, by an earlier run, or by a concurrent one at the same moment) is skipped, on SQLite and PostgreSQL
+        alike (``INSERT … ON CONFLICT DO NOTHING`` on the unique constraint), so the count can be lower than the
+        number of links given.
 
         Raises:
             NotFoundError: the run does not exist.
             StoreError: an invalid status, or a paragraph/provision id that does not exist.
         """
-        from sqlalchemy import insert
-
-        from compliance.store.orm import LINK_STATUSES, LinkRow, RunRow, utcnow
+        from compliance.store.orm import LINK_STATUSES, RunRow, utcnow
 
         now = utcnow()
         rows = []
@@ -39,6 +42,7 @@ class LinksMixin(StoreBase):
                     "paragraph_id": int(link.paragraph_id),
                     "provision_id": int(link.provision_id),
                     "method": link.method,
+                    "model_version": link.resolved_model_version()[:255],
                     "score": float(link.score),
                     "rank": None if link.rank is None else int(link.rank),
                     "evidence": to_jsonable(dict(link.evidence)),
@@ -49,14 +53,57 @@ class LinksMixin(StoreBase):
         with self.session() as s:
             if s.get(RunRow, run_id) is None:
                 raise NotFoundError(f"no run {run_id}")
+            stored = 0
             if rows:
                 self._check_ids(s, "paragraph", {r["paragraph_id"] for r in rows})
                 self._check_ids(s, "provision", {r["provision_id"] for r in rows})
-                s.execute(insert(LinkRow), rows)
+                stored = self._insert_new_links(s, rows)
             self._log(
-                s, "links.add", actor=actor, target_type="run", target_id=run_id, details={"count": len(rows)}
+                s,
+                "links.add",
+                actor=actor,
+                target_type="run",
+                target_id=run_id,
+                details={"count": stored, "skipped": len(rows) - stored},
             )
-        return len(rows)
+        return stored
+
+    def _insert_new_links(self, s: Any, rows: list[dict[str, Any]]) -> int:
+        """Insert link rows, skipping those that the unique constraint says are stored already."""
+        from sqlalchemy import insert
+
+        from compliance.store.orm import LinkRow
+
+        unique = ["paragraph_id", "provision_id", "method", "model_version"]
+        dialect = self.dialect
+        if dialect in ("sqlite", "postgresql"):
+            from sqlalchemy.dialects import postgresql, sqlite
+
+            dialect_insert: Any = sqlite.insert if dialect == "sqlite" else postgresql.insert
+            stmt = dialect_insert(LinkRow).on_conflict_do_nothing(index_elements=unique).returning(LinkRow.id)
+            stored = 0
+            for start in range(0, len(rows), 500):
+                stored += len(s.execute(stmt, rows[start : start + 500]).all())
+            return stored
+        # other databases: skip what exists, then insert (the constraint still refuses a concurrent duplicate)
+        from sqlalchemy import select, tuple_
+
+        keys = {tuple(r[c] for c in unique) for r in rows}
+        existing = set(
+            s.execute(
+                select(*(getattr(LinkRow, c) for c in unique)).where(
+                    tuple_(*(getattr(LinkRow, c) for c in unique)).in_(list(keys))
+                )
+            ).all()
+        )
+        fresh: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for r in rows:
+            key = tuple(r[c] for c in unique)
+            if key not in existing:
+                fresh.setdefault(key, r)
+        if fresh:
+            s.execute(insert(LinkRow), list(fresh.values()))
+        return len(fresh)
 
     def _links_query(self) -> Any:
         from sqlalchemy import func, select
@@ -291,4 +338,5 @@ def _link_record(
         proposed_status=link.status,
         status=current_status,
         created_at=link.created_at,
+        model_version=link.model_version,
     )

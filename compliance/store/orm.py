@@ -11,9 +11,11 @@ Design in short:
   bytes add a version and keep the old one.
 * ``laws`` holds one row per (identifier, checksum): a new text of the same law is a new ``version``;
   ``provisions`` form a tree through ``parent_id`` and keep document order in ``position``.
-* ``runs`` records every pipeline execution (config, model identity, stats, status).
+* ``runs`` records every pipeline execution (config, model identity, stats, status), numbered per kind, with the
+  process that runs it (a reaper marks runs whose process is gone failed).
 * ``links`` (paragraph ↔ provision) and ``reviews`` are append-only history; a link's current status is its
-  latest review's decision, else the status it was proposed with.
+  latest review's decision, else the status it was proposed with. A link is unique per (paragraph, provision,
+  method, model version).
 * ``alerts`` are raised by runs when a new law arrives; ``alert_acknowledgements`` keep who acknowledged what.
 * ``audit_log`` records every mutation made through the repository.
 
@@ -202,10 +204,17 @@ class RunRow(Base):
     """One execution of a pipeline step (ingest, law-install, audit, map, alert, train …)."""
 
     __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_kind_started_at", "kind", "started_at"),)
+    __table_args__ = (
+        Index("ix_runs_kind_started_at", "kind", "started_at"),
+        UniqueConstraint("kind", "number"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(32))
+    #: the run's number among the runs of its kind (1, 2, …): what people see ("audit 3"); ``id`` stays unique
+    number: Mapped[int] = mapped_column(Integer)
+    #: the process that runs it, ``host:pid:start-token``: lets a reaper mark runs whose process is gone failed
+    owner: Mapped[str | None] = mapped_column(String(255))
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
     model: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -220,13 +229,20 @@ class LinkRow(Base):
     """A scored paragraph ↔ provision link proposed by a run. Never updated: reviews add rows."""
 
     __tablename__ = "links"
-    __table_args__ = (Index("ix_links_run_id_paragraph_id", "run_id", "paragraph_id"),)
+    __table_args__ = (
+        Index("ix_links_run_id_paragraph_id", "run_id", "paragraph_id"),
+        # one link per paragraph, provision, method and model version: concurrent or repeated runs cannot
+        # store a link twice (the insert skips rows that conflict)
+        UniqueConstraint("paragraph_id", "provision_id", "method", "model_version"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     paragraph_id: Mapped[int] = mapped_column(ForeignKey("paragraphs.id", ondelete="CASCADE"), index=True)
     provision_id: Mapped[int] = mapped_column(ForeignKey("provisions.id", ondelete="CASCADE"), index=True)
     method: Mapped[str] = mapped_column(String(64))
+    #: the identity of the model that proposed the link (``""`` for methods without one)
+    model_version: Mapped[str] = mapped_column(String(255), default="")
     score: Mapped[float] = mapped_column(Float)
     rank: Mapped[int | None] = mapped_column(Integer)
     evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -182,6 +182,8 @@ class StoredParagraph(_Record):
 # -- runs --------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class RunRecord(_Record):
+    """A run. ``number`` counts the runs of its kind (``label``: ``"audit 3"``); ``id`` is unique overall."""
+
     id: int
     kind: str
     status: str
@@ -192,6 +194,13 @@ class RunRecord(_Record):
     duration_s: float | None
     error: str | None
     stats: dict[str, Any]
+    number: int | None = None
+    owner: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How people see the run: ``"audit 3"`` (its kind and its number among runs of that kind)."""
+        return f"{self.kind} {self.number if self.number is not None else '#' + str(self.id)}"
 
 
 @dataclass(slots=True)
@@ -201,12 +210,22 @@ class ActiveRun:
     id: int
     kind: str
     stats: dict[str, Any] = field(default_factory=dict)
+    number: int | None = None
+
+    @property
+    def label(self) -> str:
+        """``"audit 3"``: the kind and the run's number among runs of that kind."""
+        return f"{self.kind} {self.number if self.number is not None else '#' + str(self.id)}"
 
 
 # -- links and reviews -------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class NewLink:
-    """A link to store with :meth:`Store.add_links`. ``status`` is the status it is proposed with."""
+    """A link to store with :meth:`Store.add_links`. ``status`` is the status it is proposed with.
+
+    ``model_version`` identifies the model that proposed it (default: ``evidence["model"]``, else ``""``); a link
+    is stored once per (paragraph, provision, method, model version).
+    """
 
     paragraph_id: int
     provision_id: int
@@ -215,6 +234,14 @@ class NewLink:
     rank: int | None = None
     evidence: Mapping[str, Any] = field(default_factory=dict)
     status: str = "proposed"
+    model_version: str | None = None
+
+    def resolved_model_version(self) -> str:
+        """``model_version``, else the evidence's ``model``, else ``""``."""
+        if self.model_version is not None:
+            return self.model_version
+        model = self.evidence.get("model")
+        return str(model) if model is not None else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +272,7 @@ class LinkRecord(_Record):
     proposed_status: str
     status: str
     created_at: datetime
+    model_version: str = ""
 
 
 # -- alerts ------------------------------------------------------------------------------------------------------

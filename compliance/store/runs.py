@@ -1,8 +1,16 @@
-"""Run records in the store (mixed into :class:`~compliance.store.Store`)."""
+"""Run records in the store (mixed into :class:`~compliance.store.Store`).
+
+Runs are numbered per kind (the first audit is "audit 1", whatever ran before it); the number is what people see
+and what commands accept (``audit:1``), while ``id`` stays unique over all runs. Each run records the process that
+runs it (``host:pid:start-token``), so that :meth:`RunsMixin.reap_runs` can mark failed the runs whose process is
+gone (killed, crashed, or the machine restarted) instead of leaving them ``running`` forever.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -30,24 +38,44 @@ class RunsMixin(StoreBase):
             config: the run's typed config (dataclass, pydantic model or mapping), stored as JSON.
             model: the model identity (name, revision, checksum …), stored as JSON.
         """
-        from compliance.store.orm import RunRow
+        return self._start_run(kind, config, model, actor=actor).id
 
+    def _start_run(self, kind: str, config: Any, model: Any, *, actor: str | None = None) -> RunRecord:
         if not kind:
             raise StoreError("a run needs a kind")
+        config_json = to_jsonable(config) if config is not None else {}
+        model_json = to_jsonable(model) if model is not None else None
+        return self._retry_on_conflict(
+            lambda: self._insert_run(kind, config_json, model_json, actor), attempts=20
+        )
+
+    def _insert_run(self, kind: str, config: Any, model: Any, actor: str | None) -> RunRecord:
+        from sqlalchemy import func, select
+
+        from compliance.store.orm import RunRow
+
         with self.session() as s:
+            number = (s.scalar(select(func.max(RunRow.number)).where(RunRow.kind == kind)) or 0) + 1
             row = RunRow(
                 kind=kind,
-                config=to_jsonable(config) if config is not None else {},
-                model=to_jsonable(model) if model is not None else None,
+                number=number,
+                owner=process_owner(),
+                config=config,
+                model=model,
                 status="running",
                 stats={},
             )
             s.add(row)
             s.flush()
             self._log(
-                s, "run.start", actor=actor, target_type="run", target_id=row.id, details={"kind": kind}
+                s,
+                "run.start",
+                actor=actor,
+                target_type="run",
+                target_id=row.id,
+                details={"kind": kind, "number": number},
             )
-            return row.id
+            return _run_record(row)
 
     def finish_run(
         self,
@@ -65,6 +93,8 @@ class RunsMixin(StoreBase):
             raise StoreError(f"a run finishes as 'succeeded' or 'failed', not {status!r}")
         with self.session() as s:
             row = s.get(RunRow, run_id)
+            if row is not None and stats is None:
+                stats = dict(row.stats or {})
             if row is None:
                 raise NotFoundError(f"no run {run_id}")
             if row.status != "running":
@@ -93,8 +123,9 @@ class RunsMixin(StoreBase):
         Work done inside the block through other ``Store`` methods is committed by those methods; the run row
         only records the outcome. Put counts in ``active.stats``.
         """
-        run_id = self.start_run(kind, config, model)
-        active = ActiveRun(id=run_id, kind=kind)
+        record = self._start_run(kind, config, model)
+        run_id = record.id
+        active = ActiveRun(id=run_id, kind=kind, number=record.number)
         started = time.perf_counter()
         try:
             yield active
@@ -123,8 +154,60 @@ class RunsMixin(StoreBase):
                 raise NotFoundError(f"no run {run_id}")
             return _run_record(row)
 
-    def list_runs(self, kind: str | None = None, limit: int | None = None) -> list[RunRecord]:
-        """Runs, newest first."""
+    def resolve_run(self, ref: int | str) -> RunRecord:
+        """A run by reference: ``"audit:3"`` (kind and number, as people see it), or an id (``17``, ``"17"``).
+
+        Raises:
+            NotFoundError: no such run.
+            StoreError: a malformed reference.
+        """
+        from sqlalchemy import select
+
+        from compliance.store.orm import RunRow
+
+        if isinstance(ref, int) or ref.strip().isdigit():
+            return self.get_run(int(ref))
+        kind, sep, number = ref.strip().rpartition(":")
+        if not sep or not kind or not number.isdigit():
+            raise StoreError(f"a run is named KIND:NUMBER (for example audit:3) or by its id, not {ref!r}")
+        with self.session() as s:
+            row = s.scalars(select(RunRow).where(RunRow.kind == kind, RunRow.number == int(number))).first()
+            if row is None:
+                raise NotFoundError(f"no run {ref} (see `compliance runs list`)")
+            return _run_record(row)
+
+    def reap_runs(self, *, actor: str | None = None) -> list[RunRecord]:
+        """Mark failed the ``running`` runs whose process is gone; returns them (now failed, with the reason).
+
+        A run is reaped when its owner process ran on this machine and no longer exists (or its process id now
+        belongs to another process). Runs started on other machines, and old runs without an owner, are left
+        alone: nothing here can tell whether they are still working. The work of a reaped audit resumes on the
+        next audit of the same documents (paragraphs already linked by the same model are skipped).
+        """
+        from sqlalchemy import select
+
+        from compliance.store.orm import RunRow
+
+        with self.session() as s:
+            candidates = [
+                (r.id, r.owner) for r in s.scalars(select(RunRow).where(RunRow.status == "running"))
+            ]
+        reaped: list[RunRecord] = []
+        for run_id, owner in candidates:
+            reason = owner_gone(owner)
+            if reason is None:
+                continue
+            try:
+                reaped.append(self.finish_run(run_id, "failed", None, error=reason, actor=actor))
+            except StoreError:  # finished meanwhile by its own process
+                continue
+            logger.warning("run %s marked failed: %s", run_id, reason)
+        return reaped
+
+    def list_runs(
+        self, kind: str | None = None, limit: int | None = None, *, status: str | None = None
+    ) -> list[RunRecord]:
+        """Runs, newest first (optionally of one kind and one status)."""
         from sqlalchemy import select
 
         from compliance.store.orm import RunRow
@@ -132,6 +215,8 @@ class RunsMixin(StoreBase):
         stmt = select(RunRow).order_by(RunRow.id.desc())
         if kind is not None:
             stmt = stmt.where(RunRow.kind == kind)
+        if status is not None:
+            stmt = stmt.where(RunRow.status == status)
         if limit is not None:
             stmt = stmt.limit(limit)
         with self.session() as s:
@@ -150,4 +235,58 @@ def _run_record(r: RunRow) -> RunRecord:
         duration_s=r.duration_s,
         error=r.error,
         stats=dict(r.stats or {}),
+        number=r.number,
+        owner=r.owner,
     )
+
+
+def _start_token(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), to tell a reused process id apart."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[19] if len(fields) > 19 else None
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def process_owner() -> str:
+    """``host:pid:start-token`` of this process (the token is empty where it cannot be read)."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_token(pid) or ''}"[:255]
+
+
+def owner_gone(owner: str | None) -> str | None:
+    """Why the process that owns a run is gone (``None``: it may still run, or it cannot be told from here)."""
+    if not owner:
+        return None
+    parts = owner.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
+        return None
+    host, pid_text, token = parts
+    if host != socket.gethostname():
+        return None
+    pid = int(pid_text)
+    why = f"its process (pid {pid} on {host}) is gone: killed or crashed; re-run to resume its work"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return why
+    except PermissionError:  # another account's process with that id: it exists
+        pass
+    except OSError:  # pragma: no cover
+        return None
+    if _zombie(pid):
+        return why
+    current = _start_token(pid)
+    if token and current is not None and current != token:
+        return why  # the id now belongs to another process
+    return None

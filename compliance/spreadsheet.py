@@ -1,0 +1,37 @@
+"""Cells for spreadsheet exports (CSV, XLSX) that a spreadsheet program opens as data, never as formulas.
+
+A cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is a formula to Excel, LibreOffice
+and Google Sheets ("CSV injection": a policy paragraph or a file name such as ``=HYPERLINK(...)`` would run when a
+compliance officer opens the export). :func:`safe_cell` prefixes such text with an apostrophe, the spreadsheet
+convention for "this is text" (OWASP's recommendation), and every spreadsheet export writes its cells through it.
+JSON exports keep the text unchanged: they are data, not a spreadsheet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["FORMULA_PREFIXES", "safe_cell", "safe_row"]
+
+#: first characters that make a spreadsheet program read a cell as a formula
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def safe_cell(value: Any) -> Any:
+    """``value`` as a cell that cannot run as a formula.
+
+    Strings starting with one of :data:`FORMULA_PREFIXES` (also after leading spaces, and their full-width forms)
+    get a leading apostrophe; numbers, booleans, dates and ``None`` are returned unchanged (they are typed cells,
+    not text). Other values are returned unchanged too; convert them to text first (and pass the text).
+
+    >>> safe_cell("=1+1"), safe_cell("-2"), safe_cell("Access is reviewed."), safe_cell(-2)
+    ("'=1+1", "'-2", 'Access is reviewed.', -2)
+    """
+    if isinstance(value, str) and value.lstrip(" ").startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def safe_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Every value of a row through :func:`safe_cell`."""
+    return {key: safe_cell(value) for key, value in row.items()}
