@@ -22,7 +22,7 @@ def tables(store: Store) -> set[str]:
 
 
 def test_upgraded_database_matches_the_models(store: Store) -> None:
-    assert store.current_revision() == store.head_revision() == "0001"
+    assert store.current_revision() == store.head_revision() == "0004"
     assert tables(store) >= TABLES
     assert store.schema_diff() == []
 
@@ -33,7 +33,7 @@ def test_downgrade_to_base_and_upgrade_again(store: Store) -> None:
     assert store.current_revision() is None
     assert store.is_empty()
     store.upgrade()
-    assert store.current_revision() == "0001"
+    assert store.current_revision() == "0004"
     assert store.schema_diff() == []
 
 
@@ -130,8 +130,8 @@ def test_new_revision_script_for_developers(tmp_path: Path, monkeypatch: pytest.
     shutil.copytree(schema.migrations_dir(), copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(schema, "migrations_dir", lambda: copy)
     path = schema.new_revision("Add a column!")
-    assert path == copy / "versions" / "0002_add_a_column.py" and path.exists()
+    assert path == copy / "versions" / "0005_add_a_column.py" and path.exists()
     text = path.read_text()
-    assert "down_revision: str | None = '0001'" in text
-    # the models and revision 0001 agree, so autogenerate finds nothing to do
+    assert "down_revision: str | None = '0004'" in text
+    # the models and revision 0004 agree, so autogenerate finds nothing to do
     assert "op." not in text.split("def upgrade")[1].split("def downgrade")[0]

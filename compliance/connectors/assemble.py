@@ -11,12 +11,15 @@ rows, in reading order). :func:`assemble` does the rest, identically for every f
 3. the document text is the segments (and headings) joined with blank lines;
 4. segments over the token budget are split — lists between items, paragraphs between sentences, a single
    over-long sentence between words — and very short paragraphs are merged with a neighbour of the same
-   section. Every paragraph is a span of the document text, so ``doc.text[p.char_start:p.char_end] == p.text``.
+   section. Every paragraph is a span of the document text, so ``doc.text[p.char_start:p.char_end] == p.text``;
+5. every paragraph gets its role (:mod:`compliance.connectors.roles`); the roles a connector set from the layout
+   are recorded in ``metadata["layout_roles"]`` so that a later pass over a whole batch keeps them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -58,9 +61,10 @@ def table_blocks(
 ) -> list[Block]:
     """Turn a table (rows of cell texts) into ``"table-row"`` blocks.
 
-    With a header row each data row reads ``"Header: value; Header: value"`` (empty cells left out). Without
-    one, a two-column table is read as label/value pairs (``"Label: value"``) and wider tables as their cells
-    joined with ``"; "``.
+    With a header row each data row reads ``"Header: value; Header: value"`` (empty cells left out); a row whose
+    only filled cell is its first (a label with blanks beside it) carries the role ``"form"``. Without one, a
+    two-column table is read as label/value pairs (``"Label: value"``) and wider tables as their cells joined
+    with ``"; "``.
 
     Args:
         grid: Rows of cell texts (cell line breaks are folded into spaces).
@@ -92,7 +96,9 @@ def table_blocks(
             for i, cell in enumerate(row)
             if cell
         ]
-        out.append(Block("table-row", "; ".join(parts), page=page))
+        # a label whose value cells are all empty is a blank to fill in: a form field
+        blank = width > 1 and bool(row[0]) and not any(row[1:])
+        out.append(Block("table-row", "; ".join(parts), page=page, role="form" if blank else None))
     return out
 
 
@@ -333,7 +339,8 @@ def assemble(
         metadata: Extra connector metadata (string values).
 
     Returns:
-        The parsed document, with paragraph offsets into its text.
+        The parsed document, with paragraph offsets into its text and every paragraph's role
+        (:func:`compliance.connectors.roles.assign_roles` over this one document, structure features only).
     """
     segments = _segments(blocks)
     parts: list[str] = []
@@ -379,8 +386,11 @@ def assemble(
     first_heading = next((s.lines[0] for s in segments if s.kind == "heading"), None)
     resolved_title = (title or "").strip() or first_heading or PurePath(source).stem or source
     meta = {"split_config": config.to_json()}
+    layout = {str(p.ordinal): p.role for p in paragraphs if p.role is not None and p.kind != "heading"}
+    if layout:
+        meta["layout_roles"] = json.dumps(layout, sort_keys=True)
     meta.update(metadata or {})
-    return ParsedDocument(
+    doc = ParsedDocument(
         source=source,
         media_type=media_type,
         checksum=hashlib.sha256(data).hexdigest(),
@@ -391,3 +401,6 @@ def assemble(
         pages=pages,
         metadata=meta,
     )
+    from compliance.connectors.roles import assign_roles
+
+    return assign_roles([doc])[0]

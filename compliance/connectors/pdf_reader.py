@@ -165,8 +165,8 @@ def _rows(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 def _gutter(rows: list[list[dict[str, Any]]], x_min: float, x_max: float) -> tuple[float, float] | None:
     """The white band between two text columns, or None for a single-column page.
 
-    Candidates are runs of 1-pt slices of the middle 40 % of the page that at most a few rows cross (a
-    full-width title, a centred footer); the widest run of at least :data:`_MIN_GUTTER` points wins. It is a
+    Candidates are runs of 1-pt slices of the middle 40 % of the page crossed by the fewest rows, and by few at
+    all (a full-width title, a centred footer); the widest run of at least :data:`_MIN_GUTTER` points wins. It is a
     gutter only when at least three rows have words on each side of it and the rows on each side are long
     (their median width at least half the column's), so that label/value lines and short list items set with
     tab stops are not taken for columns.
@@ -183,7 +183,10 @@ def _gutter(rows: list[list[dict[str, Any]]], x_min: float, x_max: float) -> tup
         for w in row:
             covered |= (xs > float(w["x0"]) - 1.5) & (xs < float(w["x1"]) + 1.5)
         crossing += covered
-    allowed = max(1, len(rows) // 8)
+    fewest = int(crossing.min()) if len(xs) else len(rows)
+    if fewest > max(1, len(rows) // 8):
+        return None
+    allowed = fewest + max(1, len(rows) // 25)  # a title or a centred footer crosses the gutter
     best: tuple[float, float] | None = None
     run_start: int | None = None
     for i, free in enumerate([*(crossing <= allowed), False]):
