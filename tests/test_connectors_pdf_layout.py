@@ -26,7 +26,7 @@ def test_two_columns_are_read_column_by_column(folder: Path) -> None:
     doc = parse_path(layout.two_column_pdf(folder / "two-column.pdf"))
     assert _paragraphs(doc) == layout.TWO_COLUMN_EXPECTED
     assert layout_roles(doc) == {0: "furniture"}  # the header line in the top margin, from the layout alone
-    assert [p.role for p in doc.paragraphs][0] == "furniture"
+    assert doc.paragraphs[0].role == "furniture"
     assert doc.title == layout.TWO_COLUMN_TITLE
 
 

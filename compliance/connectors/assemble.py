@@ -11,7 +11,8 @@ rows, in reading order). :func:`assemble` does the rest, identically for every f
 3. the document text is the segments (and headings) joined with blank lines;
 4. segments over the token budget are split — lists between items, paragraphs between sentences, a single
    over-long sentence between words — and very short paragraphs are merged with a neighbour of the same
-   section. Every paragraph is a span of the document text, so ``doc.text[p.char_start:p.char_end] == p.text``;
+   section (a short line that ends no sentence, such as ``"Page 3 of 9"``, stays apart). Every paragraph is a
+   span of the document text, so ``doc.text[p.char_start:p.char_end] == p.text``;
 5. every paragraph gets its role (:mod:`compliance.connectors.roles`); the roles a connector set from the layout
    are recorded in ``metadata["layout_roles"]`` so that a later pass over a whole batch keeps them.
 """
@@ -87,7 +88,10 @@ def table_blocks(
             ]
         else:
             texts = ["; ".join(c for c in r if c) for r in rows]
-        return [Block("table-row", t, page=page) for t in texts]
+        return [
+            Block("table-row", t, page=page, role="form" if _blank_row(r, width) else None)
+            for t, r in zip(texts, rows, strict=True)
+        ]
     head = rows[0]
     out = []
     for row in rows[1:]:
@@ -96,10 +100,15 @@ def table_blocks(
             for i, cell in enumerate(row)
             if cell
         ]
-        # a label whose value cells are all empty is a blank to fill in: a form field
-        blank = width > 1 and bool(row[0]) and not any(row[1:])
-        out.append(Block("table-row", "; ".join(parts), page=page, role="form" if blank else None))
+        out.append(
+            Block("table-row", "; ".join(parts), page=page, role="form" if _blank_row(row, width) else None)
+        )
     return out
+
+
+def _blank_row(row: Sequence[str], width: int) -> bool:
+    """A label whose value cells are all empty: a blank to fill in, a form field."""
+    return width > 1 and 0 < len(row[0]) <= 120 and not any(row[1:])
 
 
 @dataclass(slots=True)
@@ -293,7 +302,13 @@ def _pack(text: str, atoms: Sequence[tuple[int, int, int]], seg: _Segment) -> _U
     )
 
 
-def _merge_short(units: list[_Unit], config: SplitConfig) -> list[_Unit]:
+def _merge_short(units: list[_Unit], config: SplitConfig, text: str) -> list[_Unit]:
+    def short(u: _Unit) -> bool:
+        return u.end - u.start < config.min_chars
+
+    def label_like(u: _Unit) -> bool:  # "Page 3 of 9", "Uncontrolled when printed": not a sentence to join
+        return short(u) and text[u.end - 1] not in ".!?;:,)\"'”’"
+
     out: list[_Unit] = []
     for unit in units:
         prev = out[-1] if out else None
@@ -305,7 +320,8 @@ def _merge_short(units: list[_Unit], config: SplitConfig) -> list[_Unit]:
             and unit.role is None
             and prev.section == unit.section
             and prev.heading_path == unit.heading_path
-            and (prev.end - prev.start < config.min_chars or unit.end - unit.start < config.min_chars)
+            and (short(prev) or short(unit))
+            and not (label_like(prev) or label_like(unit))
             and prev.tokens + unit.tokens <= config.max_tokens
         ):
             prev.end = unit.end
@@ -368,7 +384,7 @@ def assemble(
                 )
             continue
         units.extend(_split(text, seg, config))
-    units = _merge_short(units, config)
+    units = _merge_short(units, config, text)
 
     paragraphs = tuple(
         Paragraph(

@@ -28,6 +28,7 @@ with the encoder.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
@@ -57,6 +58,8 @@ __all__ = [
     "paragraph_features",
     "role_counts",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: the roles the audit maps to law articles and the alerts index as controls (by default)
 MAPPED_ROLES: frozenset[ParagraphRole] = frozenset({"statement", "definition"})
@@ -167,9 +170,6 @@ FEATURE_NAMES: tuple[str, ...] = (
     "kind_table_row",
     "kind_heading",
     "before_first_heading",
-    "relative_position",
-    "first_in_document",
-    "last_in_document",
     "page_edge",
     "heading_depth",
     "log_chars",
@@ -263,7 +263,6 @@ def paragraph_features(
         in_document: how often each normalised text occurs in ``doc`` (computed when omitted).
     """
     text = para.text
-    n = len(doc.paragraphs)
     edges = _page_edges(doc) if edges is None else edges
     if in_document is None:
         in_document = Counter(normalise(p.text) for p in doc.paragraphs)
@@ -286,9 +285,6 @@ def paragraph_features(
         "kind_table_row": float(para.kind == "table-row"),
         "kind_heading": float(para.kind == "heading"),
         "before_first_heading": float(not para.heading_path),
-        "relative_position": _ratio(para.ordinal, max(1, n - 1)),
-        "first_in_document": float(para.ordinal == 0),
-        "last_in_document": float(para.ordinal == n - 1),
         "page_edge": float(para.ordinal in edges),
         "heading_depth": min(len(para.heading_path), 3) / 3,
         "log_chars": math.log1p(len(text)) / 7,
@@ -552,17 +548,19 @@ def assign_roles(
 
     Returns:
         The documents with every paragraph's ``role`` set; the roles a connector set from the layout are kept,
-        any other role is decided again. Without any role model (none trained and none shipped), only the
-        certain roles are set and the others stay None.
+        any other role is decided again. Without a usable role model (none trained and none shipped, or one
+        trained on other features: a warning is logged), only the certain roles are set and the others stay
+        None.
     """
     import numpy as np
 
-    from compliance.errors import ModelNotFoundError
+    from compliance.errors import ModelError
 
     if model is None:
         try:
             model = default_role_model()
-        except ModelNotFoundError:  # no model yet (training the first one): the certain roles only
+        except ModelError as e:  # none, or one this version cannot use: the certain roles only
+            logger.warning("paragraph roles from the structural rules only: %s", e)
             model = None
     context = context or RoleContext.from_documents(docs)
     out: list[ParsedDocument] = []

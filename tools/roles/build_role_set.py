@@ -3,7 +3,7 @@
 Every source in ``tools/roles/src/`` is one document written for this project in a small annotated dialect (see
 ``tools/roles/README.md``): each line is one block — a heading, a paragraph, a list item or a table row — and
 carries its role. The builder renders each source as the format its front matter names (``docx``; ``pdf``, one
-column; ``pdf2``, two columns under a full-width title; ``md``) and writes, beside the documents, ``labels.jsonl``:
+column; ``pdf2``, two columns under a full-width title; ``md``; ``txt``) and writes, beside the documents, ``labels.jsonl``:
 one line per document with its file name, its split (``train`` or ``test``: whole documents are held out) and
 its labelled pieces of text (``{"role", "text"}``: every block, every table cell with its row's role, and the
 page header and footer as ``furniture``). The training command aligns the paragraphs a connector produces to
@@ -493,6 +493,26 @@ def build_md(source: Source) -> bytes:
     return ("\n".join(out).rstrip() + "\n").encode("utf-8")
 
 
+# ---------------------------------------------------------------------------------------------- txt
+def build_txt(source: Source) -> bytes:
+    """Render a source as plain text: blocks separated by blank lines, headings underlined, lists with ``-``."""
+    out: list[str] = []
+    for block in source.blocks:
+        if block.kind == "h0" and source.meta.get("txt_title") != "no":
+            out += [block.text, "=" * len(block.text), ""]
+        elif block.kind in ("h1", "h2", "h3"):
+            out += [block.text, "-" * len(block.text), ""]
+        elif block.kind in ("row", "header-row"):
+            out += ["  ".join(block.cells), ""]
+        elif block.kind == "bullet":
+            out += [f"- {plain(block.text)}", ""]
+        elif block.kind == "number":
+            out += [f"* {plain(block.text)}", ""]
+        elif block.kind != "h0":
+            out += [plain(block.text), ""]
+    return ("\n".join(out).rstrip() + "\n").encode("utf-8")
+
+
 # --------------------------------------------------------------------------------------------- main
 def build(source: Source) -> tuple[str, bytes]:
     """The file name and bytes of one rendered source."""
@@ -505,6 +525,8 @@ def build(source: Source) -> tuple[str, bytes]:
         return f"{source.name}.pdf", build_pdf(source, columns=2)
     if fmt == "md":
         return f"{source.name}.md", build_md(source)
+    if fmt == "txt":
+        return f"{source.name}.txt", build_txt(source)
     raise ValueError(f"{source.name}: unknown format {fmt!r}")
 
 
