@@ -72,6 +72,7 @@ _WORD_RE = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ'’-]*")
 _ENUM_RE = re.compile(r"^(?:\(?[0-9]{1,3}(?:\.[0-9]{1,3})*[.)]?|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s")
 _KEY_VALUE_RE = re.compile(r"^([^:;\n]{1,48}):\s+\S")
 _PAIR_RE = re.compile(r"(?:^|; )([^:;\n]{1,48}):\s")
+_FIRST_VALUE_RE = re.compile(r"^[^:;\n]{1,48}:\s+([^;\n]{1,60})(?:;|$)")
 _PAGE_RE = re.compile(r"^(?:page\s*)?\d+(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 _BLANK_RE = re.compile(r"_{3,}|\.{5,}|☐|\[ \]|__/__|dd/mm/yyyy", re.IGNORECASE)
 _BRACKET_RE = re.compile(r"\[[^\]]{2,40}\]")
@@ -274,6 +275,9 @@ def paragraph_features(
     kv = _KEY_VALUE_RE.match(first_line)
     if kv and not keys:
         keys = [kv.group(1)]
+    labels = list(keys)
+    if len(keys) == 2 and (fv := _FIRST_VALUE_RE.match(text)):
+        labels.append(fv.group(1))  # a "Field: Owner; Value: CISO" row: the label is the first value
     blanks = _BLANK_RE.findall(text)
     sentences = len(re.findall(r"[.!?](?:\s|$)", text))
     section = " ".join(para.heading_path)
@@ -299,8 +303,8 @@ def paragraph_features(
         "digit_ratio": _ratio(sum(c.isdigit() for c in text), len(text)),
         "key_value": float(bool(keys)),
         "pairs": min(len(keys), 6) / 6,
-        "metadata_keys": _ratio(sum(bool(_METADATA_KEYS.search(k)) for k in keys), len(keys)),
-        "metadata_key_first": float(bool(keys) and bool(_METADATA_KEYS.search(keys[0]))),
+        "metadata_keys": _ratio(sum(bool(_METADATA_KEYS.search(k)) for k in labels), len(labels)),
+        "metadata_key_first": float(any(_METADATA_KEYS.search(k) for k in labels[:1] + labels[2:])),
         "blanks": min(len(blanks), 5) / 5,
         "blank_share": _ratio(sum(len(b) for b in blanks), len(text)),
         "brackets": min(len(_BRACKET_RE.findall(text)), 3) / 3,

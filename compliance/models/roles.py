@@ -134,7 +134,8 @@ def align_roles(doc: ParsedDocument, pieces: Sequence[tuple[str, str]]) -> list[
     Texts are compared with everything but letters and digits removed (so re-flowed lines, de-hyphenation, list
     markers and the ``"Header: value; "`` shape of table rows do not matter). A piece of at least four characters
     found inside the paragraph counts its length; a paragraph of at least twelve characters found inside a
-    longer piece (a split paragraph) counts its own. None when nothing matches.
+    longer piece (a split paragraph) counts its own; a shorter fragment takes the role of the pieces holding it
+    when they all have one role. None when nothing matches.
     """
     squashed = [(role, _squash(text)) for role, text in pieces]
     out: list[str | None] = []
@@ -146,6 +147,10 @@ def align_roles(doc: ParsedDocument, pieces: Sequence[tuple[str, str]]) -> list[
                 score[role] += len(piece)
             elif len(target) >= 12 and target in piece:
                 score[role] += len(target)
+        if not score and len(target) >= 4:  # a fragment (a blank line of a form): the pieces holding it agree
+            holders = {role for role, piece in squashed if target in piece}
+            if len(holders) == 1:
+                score[holders.pop()] = 1
         out.append(score.most_common(1)[0][0] if score else None)
     return out
 
