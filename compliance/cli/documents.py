@@ -65,6 +65,8 @@ def show_document(
     if as_json:
         echo_json(summary)
         return
+    # "paragraphs" holds the paragraphs themselves: the header shows the latest version's count
+    header = {**summary, "paragraphs": summary["history"][-1]["paragraph_count"] if summary["history"] else 0}
     for key in (
         "id",
         "source",
@@ -76,7 +78,7 @@ def show_document(
         "checksum",
         "ingested_at",
     ):
-        click.echo(f"{key + ':':13} {summary[key] if summary[key] is not None else '-'}")
+        click.echo(f"{key + ':':13} {header[key] if header[key] is not None else '-'}")
     if len(summary["history"]) > 1:
         click.echo("versions:")
         for v in summary["history"]:

@@ -403,7 +403,8 @@ class RoleModel:
         roles: the output classes, in :data:`~compliance.connectors.document.PARAGRAPH_ROLES` order.
         feature_names: the cheap features the weights expect.
         heads: ``{"structure": {...}}`` and, when trained with an encoder, ``{"embedding": {...}}``; each head
-            has ``mean``/``scale`` (feature standardisation), ``weights`` (inputs × roles) and ``bias``.
+            has ``mean``/``scale`` (feature standardisation), ``weights`` (inputs × roles) and ``bias``; the
+            embedding head also ``emb_mean``/``emb_scale`` (embedding standardisation).
         encoder: what the embedding head's inputs come from (``"all-MiniLM-L6-v2"``), or None.
         meta: training parameters and evaluation figures (written to config.json).
     """
@@ -428,7 +429,10 @@ class RoleModel:
         x = (np.asarray(features, dtype=np.float64) - head["mean"]) / head["scale"]
         if use_embedding:
             assert embeddings is not None
-            x = np.hstack([x, np.asarray(embeddings, dtype=np.float64)])
+            e = np.asarray(embeddings, dtype=np.float64)
+            if "emb_mean" in head:
+                e = (e - head["emb_mean"]) / head["emb_scale"]
+            x = np.hstack([x, e])
         logits = x @ head["weights"] + head["bias"]
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)

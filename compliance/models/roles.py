@@ -335,9 +335,23 @@ def train_role_model(
     if config.embedding and embed is not None:
         say("embedding the training paragraphs")
         e = np.asarray(embed(examples.texts), dtype=np.float64)
+        emb_mean = e.mean(axis=0)
+        emb_scale = np.maximum(e.std(axis=0), 1e-6)
         say("fitting the embedding head")
-        we, be = fit_logistic(np.hstack([x, e]), examples.labels, len(PARAGRAPH_ROLES), **fit)  # type: ignore[arg-type]
-        heads["embedding"] = {"mean": mean, "scale": scale, "weights": we, "bias": be}
+        we, be = fit_logistic(
+            np.hstack([x, (e - emb_mean) / emb_scale]),
+            examples.labels,
+            len(PARAGRAPH_ROLES),
+            **fit,  # type: ignore[arg-type]
+        )
+        heads["embedding"] = {
+            "mean": mean,
+            "scale": scale,
+            "emb_mean": emb_mean,
+            "emb_scale": emb_scale,
+            "weights": we,
+            "bias": be,
+        }
     summary = {
         "documents": examples.documents,
         "paragraphs": len(examples.labels),
