@@ -212,7 +212,7 @@ def role_embedder() -> Embedder | None:
     """Sentence embeddings for the paragraph role model's embedding head: the packaged all-MiniLM-L6-v2 when
     the role model has that head and the ``ml`` extra is installed, else None (its structure head decides)."""
     from compliance.connectors.roles import default_role_model
-    from compliance.errors import MissingDependencyError, ModelNotFoundError
+    from compliance.errors import MissingDependencyError, ModelError
 
     try:
         if not default_role_model().has_embedding_head:
@@ -220,7 +220,7 @@ def role_embedder() -> Embedder | None:
         from compliance.models.roles import minilm_embedder
 
         return minilm_embedder()
-    except (MissingDependencyError, ModelNotFoundError):
+    except (MissingDependencyError, ModelError):  # no usable role model: assign_roles says so and goes on
         return None
 
 
