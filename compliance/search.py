@@ -15,7 +15,7 @@ configuration, or an index that cannot be read, rebuilds the index.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,8 +38,9 @@ __all__ = [
     "law_query_text",
 ]
 
-#: paragraphs of these kinds are not indexed as controls (a heading is not a control)
-SKIPPED_PARAGRAPH_KINDS = frozenset({"heading"})
+#: paragraphs of these roles are indexed as controls by default (statements and definitions: not headings,
+#: document metadata, forms, page furniture, pointers or descriptive text); see :mod:`compliance.connectors.roles`
+CONTROL_ROLES: frozenset[str] = frozenset({"statement", "definition"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +147,8 @@ class LawSearch:
         index_dir: where the indexes live (default :func:`compliance.runtime.default_index_dir`).
         encoder: a loaded :class:`~compliance.retrieval.TextEncoder` shared by both indexes.
         dense: with the default configuration, False gives BM25 alone (no model; ``--bm25-only``).
+        control_roles: the paragraph roles indexed as controls (default :data:`CONTROL_ROLES`); None indexes
+            every paragraph but headings. Paragraphs stored before roles existed (no role) are always indexed.
     """
 
     def __init__(
@@ -156,6 +159,7 @@ class LawSearch:
         encoder: Any = None,
         *,
         dense: bool = True,
+        control_roles: Collection[str] | None = CONTROL_ROLES,
     ) -> None:
         from compliance.retrieval.indexes import IndexConfigs, index_configs
         from compliance.runtime import default_index_dir
@@ -169,6 +173,7 @@ class LawSearch:
             self.configs = IndexConfigs.uniform(config)
         self.index_dir = Path(index_dir) if index_dir is not None else default_index_dir()
         self.encoder = encoder
+        self.control_roles = frozenset(control_roles) if control_roles is not None else None
         self._provisions: HybridRetriever | None = None
         self._controls: HybridRetriever | None = None
         self._provision_ids: dict[str, int] = {}
@@ -198,7 +203,8 @@ class LawSearch:
         return self._provisions
 
     def controls_index(self, *, refresh: bool = False) -> HybridRetriever:
-        """The index of every stored control paragraph (latest document versions), ids = paragraph ids."""
+        """The index of every stored control paragraph (latest document versions, roles ``control_roles``),
+        ids = paragraph ids."""
         if self._controls is None or refresh:
             from compliance.retrieval import Document
             from compliance.retrieval.indexes import CONTROL_INDEX, sync_index
@@ -216,13 +222,20 @@ class LawSearch:
                     },
                 )
                 for p in self.store.iter_paragraphs()
-                if p.kind not in SKIPPED_PARAGRAPH_KINDS and p.text.strip()
+                if p.text.strip() and self._is_control(p.kind, p.role)
             ]
             self._controls = sync_index(
                 self.index_dir / CONTROL_INDEX, docs, self.configs.controls, self.encoder
             )
             self._share_encoder(self._controls)
         return self._controls
+
+    def _is_control(self, kind: str, role: str | None) -> bool:
+        if role is None:  # stored before paragraph roles existed
+            return kind != "heading"
+        if self.control_roles is None:
+            return role != "heading"
+        return role in self.control_roles
 
     def _share_encoder(self, retriever: HybridRetriever) -> None:
         if self.encoder is None and retriever.dense is not None:

@@ -13,6 +13,10 @@ module                    what it does
                           on the GDPRhub training half (``docs/classifier.md``); ``--model DIR [--json]``
 ``alert_expectations``    scores an alert run against the ePrivacy must/must-not expectations about the sample
                           policies in ``examples/`` (``docs/alerts.md``); used by the slow alert test
+``role_regularisation``   how the paragraph role model's L2 penalty was chosen (grouped cross-validation over the
+                          training documents of the labelled role set, ``docs/roles.md``)
+``role_links``            links on paragraphs whose labelled role is not statement/definition, read from an
+                          audited SQLite database (``docs/roles.md``; works on databases without roles too)
 ========================  =========================================================================================
 
 What users run stays in the package: ``compliance evaluate`` evaluates the classifier and its baselines on the

@@ -15,7 +15,8 @@ Use cases (imported lazily)::
     search_laws(store, text=... | document=...) -> LawSearchResult;  search_controls(store, law) -> [ControlHit]
     load_classifier(path) -> ArticleClassifier;  map_texts(classifier, rows) -> {"id", "articles"} per row
     train_classifier(TrainRequest(...)) -> summary;  evaluate_classifier(path, query_files=...) -> report
-    list_documents / document_detail / list_laws / law_detail
+    list_documents / document_detail(store, id | source | path, roles=...) / find_document / list_laws / law_detail
+    train_roles(RoleTrainRequest(labels)) / evaluate_roles(labels) -> precision and recall per paragraph role
     list_runs(store) -> RunListing (reaps runs whose process is gone);  show_run(store, "audit:3") -> RunRecord
 """
 
@@ -56,10 +57,14 @@ _EXPORTS = {
     "map_texts": "compliance.app.classifier",
     "train_classifier": "compliance.app.classifier",
     "document_detail": "compliance.app.documents",
+    "find_document": "compliance.app.documents",
     "list_documents": "compliance.app.documents",
     "RunListing": "compliance.app.runs",
     "list_runs": "compliance.app.runs",
     "show_run": "compliance.app.runs",
+    "RoleTrainRequest": "compliance.app.roles",
+    "evaluate_roles": "compliance.app.roles",
+    "train_roles": "compliance.app.roles",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

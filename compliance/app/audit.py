@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,10 +20,12 @@ from compliance.app.ingest import (
     OnError,
     SavedSource,
     Source,
+    common_folder,
     expand_sources,
     save_sources,
     source_labels,
 )
+from compliance.connectors.roles import MAPPED_ROLES
 from compliance.errors import ConfigurationError, StoreError
 from compliance.linking.classifier_links import (
     METHOD,
@@ -52,11 +54,14 @@ class AuditedDocument:
     paragraphs: int
     classified: int
     links: int
+    #: the articles linked most, each with the paragraphs linked to it and their mean classifier score
     top_articles: list[dict[str, Any]] = field(default_factory=list)
     needs_review: list[dict[str, Any]] = field(default_factory=list)
     #: the principle umbrellas (Art. 5 …) the document touches, kept apart so that they do not crowd out the
     #: specific articles in ``top_articles``
     principles: list[dict[str, Any]] = field(default_factory=list)
+    #: paragraphs not mapped because of their role (``{"metadata": 7, "furniture": 2}``)
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -103,17 +108,21 @@ def audit_documents(
     relative_to: Path | None = None,
     recursive: bool = True,
     on_error: OnError | None = None,
+    roles: Collection[str] | None = MAPPED_ROLES,
 ) -> AuditReport:
-    """Ingest ``sources`` and link every new paragraph to GDPR articles.
+    """Ingest ``sources`` and link every new paragraph of a mapped role to GDPR articles.
 
     Args:
         store: an open, migrated :class:`~compliance.store.Store`.
         sources: files, folders and uploads.
         classifier: the GDPR article classifier.
         config: top-k, review band, batch size.
-        relative_to: store document sources relative to this folder.
+        relative_to: store document sources relative to this folder (default: the folder the given paths
+            share, :func:`~compliance.app.ingest.common_folder`).
         recursive: descend into sub-folders.
         on_error: called for every file that could not be read (the audit goes on).
+        roles: the paragraph roles that are mapped (default: statements and definitions); None maps every
+            paragraph. Paragraphs stored before roles existed (no role) are always mapped.
 
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
@@ -149,6 +158,8 @@ def audit_documents(
 
     items = expand_sources(given, recursive=recursive, on_failure=walk_failed)
     store.reap_runs()  # runs whose process was killed: marked failed; their documents resume below
+    relative_to = relative_to if relative_to is not None else common_folder(given)
+    run_config["roles"] = sorted(roles) if roles is not None else None
     with store.run("audit", run_config, model=model_info) as run:
         for outcome in save_sources(
             store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error
@@ -158,7 +169,7 @@ def audit_documents(
                 continue
             try:
                 summary = _audit_document(
-                    store, outcome, classifier, config, provision_ids, run.id, umbrella_articles
+                    store, outcome, classifier, config, provision_ids, run.id, umbrella_articles, roles
                 )
             except StoreError as e:  # one document's transaction failed: it costs that document, not the run
                 failure = FileFailure(
@@ -177,6 +188,7 @@ def audit_documents(
                 "links": total_links,
                 "paragraphs_classified": sum(s.classified for s in summaries),
                 "needs_review": sum(len(s.needs_review) for s in summaries),
+                "skipped_by_role": dict(sum((Counter(s.skipped) for s in summaries), Counter())),
             }
         )
     return AuditReport(run.id, model_info, summaries, failures, total_links, run.number)
@@ -190,8 +202,10 @@ def _audit_document(
     provision_ids: Mapping[str, int],
     run_id: int,
     umbrella_articles: set[int],
+    roles: Collection[str] | None,
 ) -> AuditedDocument:
-    """Classify the paragraphs of one saved document that have no links from this model yet; store the links."""
+    """Classify the mapped paragraphs of one saved document that have no links from this model yet; store the
+    links."""
     doc, saved, status = outcome.document, outcome.saved, outcome.status
     paragraphs = list(store.iter_paragraphs(document_ids=[saved.document_id]))
     done = {
@@ -199,7 +213,7 @@ def _audit_document(
         for link in store.list_links(document_id=saved.document_id)
         if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
     }
-    todo = [(p.id, p.text) for p in paragraphs if p.id not in done]
+    todo = [(p.id, p.text) for p in paragraphs if p.id not in done and _is_mapped(p.role, roles)]
     results = classify_paragraphs(classifier, todo, config)
     links = new_links(results, provision_ids, classifier.identity, {"run": run_id})
     # links another audit stored meanwhile (same paragraph, article, model) are skipped, not duplicated
@@ -236,17 +250,40 @@ def _audit_document(
         classified=len(results),
         links=stored,
         top_articles=[
-            {"article": a, "title": titles[a], "paragraphs": count[a], "weight": round(w, 3)}
+            _article_summary(a, titles[a], count[a], w)
             for a, w in sorted(weight.items(), key=lambda kv: -kv[1])
             if a not in umbrella_articles
         ][:5],
         needs_review=review,
         principles=[
-            {"article": a, "title": titles[a], "paragraphs": count[a], "weight": round(w, 3)}
+            _article_summary(a, titles[a], count[a], w)
             for a, w in sorted(weight.items(), key=lambda kv: -kv[1])
             if a in umbrella_articles
         ],
+        skipped=_skipped_roles(paragraphs, roles),
     )
+
+
+def _is_mapped(role: str | None, roles: Collection[str] | None) -> bool:
+    """Whether a paragraph of this role is mapped (no role: stored before roles existed, always mapped)."""
+    return roles is None or role is None or role in roles
+
+
+def _skipped_roles(paragraphs: Iterable[Any], roles: Collection[str] | None) -> dict[str, int]:
+    """How many paragraphs of each role are not mapped."""
+    return dict(sorted(Counter(p.role for p in paragraphs if not _is_mapped(p.role, roles)).items()))
+
+
+def _article_summary(article: int, title: str, paragraphs: int, weight: float) -> dict[str, Any]:
+    """One article of a document summary: the paragraphs linked to it, their mean classifier score, and
+    ``weight``, the sum of those scores (what the articles are ranked by)."""
+    return {
+        "article": article,
+        "title": title,
+        "paragraphs": paragraphs,
+        "mean_score": round(weight / paragraphs, 3) if paragraphs else 0.0,
+        "weight": round(weight, 3),
+    }
 
 
 def new_links(

@@ -18,6 +18,7 @@ from compliance.errors import DocumentError
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.connectors import ParsedDocument, SplitConfig
+    from compliance.connectors.roles import Embedder
     from compliance.store import SavedDocument, Store
 
 __all__ = [
@@ -28,9 +29,11 @@ __all__ = [
     "SavedSource",
     "Source",
     "Upload",
+    "common_folder",
     "expand_sources",
     "ingest_documents",
     "parse_source",
+    "role_embedder",
     "save_sources",
     "source_labels",
 ]
@@ -208,6 +211,18 @@ def parse_source(
     return replace(doc, source=source_name(source, relative_to))
 
 
+def common_folder(sources: Iterable[Source]) -> Path | None:
+    """The folder that the given files and folders share (a folder counts as itself, a file as its folder): what
+    stored sources are relative to by default. None when only uploads are given."""
+    import os
+
+    folders = [
+        path.resolve() if path.is_dir() else path.resolve().parent
+        for path in (Path(s) for s in sources if not isinstance(s, Upload))
+    ]
+    return Path(os.path.commonpath(folders)) if folders else None
+
+
 def _label(source: Source) -> str:
     return source.name if isinstance(source, Upload) else str(source)
 
@@ -217,6 +232,22 @@ def source_labels(sources: Iterable[Source]) -> list[str]:
     return [_label(s) for s in sources]
 
 
+def role_embedder() -> Embedder | None:
+    """Sentence embeddings for the paragraph role model's embedding head: the packaged all-MiniLM-L6-v2 when
+    the role model has that head and the ``ml`` extra is installed, else None (its structure head decides)."""
+    from compliance.connectors.roles import default_role_model
+    from compliance.errors import MissingDependencyError, ModelError
+
+    try:
+        if not default_role_model().has_embedding_head:
+            return None
+        from compliance.models.roles import minilm_embedder
+
+        return minilm_embedder()
+    except (MissingDependencyError, ModelError):  # no usable role model: assign_roles says so and goes on
+        return None
+
+
 def save_sources(
     store: Store,
     sources: Sequence[Path | Upload],
@@ -224,8 +255,14 @@ def save_sources(
     config: SplitConfig | None = None,
     relative_to: Path | None = None,
     on_error: OnError | None = None,
+    embed: Embedder | Literal["auto"] | None = "auto",
 ) -> Iterator[SavedSource | FileFailure]:
-    """Parse and save each source in turn: the saved document, or the failure of one that could not be read.
+    """Parse every source, give the batch's paragraphs their roles, then save each document in turn: the saved
+    document, or the failure of one that could not be read.
+
+    Paragraph roles are decided over the whole batch (:func:`compliance.connectors.roles.assign_roles`: a line
+    repeated at the edge of the pages of most documents is page furniture), so every source is parsed before
+    the first is saved.
 
     Args:
         store: an open, migrated store.
@@ -233,25 +270,36 @@ def save_sources(
         config: splitting choices and limits.
         relative_to: store file sources relative to this folder.
         on_error: called with ``(label, failure)`` for each document that could not be read.
+        embed: sentence embeddings for the role model (``"auto"``: :func:`role_embedder`; None: the role
+            model's structure head).
 
     Raises:
         StoreError: the database failed (the batch stops).
     """
+    from compliance.connectors.roles import assign_roles
     from compliance.progress import bar
 
+    parsed: list[tuple[str, ParsedDocument | FileFailure]] = []
     with bar(len(sources), desc="reading documents", unit="file") as progress:
         for source in sources:
             label = _label(source)
             try:
-                doc = parse_source(source, config=config, relative_to=relative_to)
+                parsed.append((label, parse_source(source, config=config, relative_to=relative_to)))
             except DocumentError as e:
                 failure = FileFailure(label, e.code, str(e))
                 if on_error is not None:
                     on_error(label, failure)
-                yield failure
-            else:
-                yield SavedSource(label, doc, store.save_document(doc))
+                parsed.append((label, failure))
             progress.update(1)
+    docs = [item for _, item in parsed if not isinstance(item, FileFailure)]
+    if docs:
+        with_roles = iter(assign_roles(docs, embed=role_embedder() if embed == "auto" else embed))
+    for label, item in parsed:
+        if isinstance(item, FileFailure):
+            yield item
+        else:
+            doc = next(with_roles)
+            yield SavedSource(label, doc, store.save_document(doc))
 
 
 def ingest_documents(
@@ -271,8 +319,8 @@ def ingest_documents(
         store: an open, migrated store.
         sources: files, folders and uploads.
         config: splitting choices and limits (default ``SplitConfig()``).
-        relative_to: store file sources relative to this folder (default: absolute paths, so that the same
-            file is recognised whatever the working directory).
+        relative_to: store file sources relative to this folder (default: the folder the given paths share,
+            :func:`common_folder`, so that ``documents show`` finds them by the names under that folder).
         recursive: descend into sub-folders.
         on_error: called for each document that could not be read (the batch goes on).
     """
@@ -299,6 +347,7 @@ def ingest_documents(
         "split": config,
         "recursive": recursive,
     }
+    relative_to = relative_to if relative_to is not None else common_folder(given)
     with store.run("ingest", run_config) as run:
         report = IngestReport(
             run_id=run.id,

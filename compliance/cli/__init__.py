@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "ingest": ("compliance.cli.ingest", "ingest", "Ingest documents (files or folders) into the store."),
     "laws": ("compliance.cli.laws", "laws", "Install, add, list and show laws."),
     "documents": ("compliance.cli.documents", "documents", "List and show stored documents."),
+    "roles": ("compliance.cli.roles", "roles", "Train and evaluate the paragraph role model."),
     "db": ("compliance.cli.db", "db", "Database administration (migrations)."),
     "train": ("compliance.cli.train", "train_command", "Train the GDPR article classifier."),
     "evaluate": (

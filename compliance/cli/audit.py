@@ -40,10 +40,16 @@ from compliance.cli.options import (
     "--relative-to",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Store document sources relative to this folder (default: absolute paths).",
+    help="Store document sources relative to this folder (default: the folder the given paths share).",
 )
 @click.option("--no-recursive", is_flag=True, help="Do not descend into sub-folders.")
 @allow_failures_option
+@click.option(
+    "--all-roles",
+    is_flag=True,
+    help="Map every paragraph, not only statements and definitions (headings, metadata, forms, page "
+    "furniture, references and descriptive text are skipped by default).",
+)
 @database_option
 @json_option
 def audit_command(
@@ -54,6 +60,7 @@ def audit_command(
     relative_to: Path | None,
     no_recursive: bool,
     allow_failures: bool,
+    all_roles: bool,
     device: str | None,
     train_if_missing: bool,
     database_url: str | None,
@@ -66,6 +73,7 @@ def audit_command(
     """
     from compliance.app import audit_documents, export_links
     from compliance.cli.ingest import report_failure
+    from compliance.connectors.roles import MAPPED_ROLES
     from compliance.linking.classifier_links import ClassifierLinkConfig
 
     classifier = load_classifier(model_path, device, train_if_missing)
@@ -78,6 +86,7 @@ def audit_command(
         relative_to=relative_to,
         recursive=not no_recursive,
         on_error=report_failure,
+        roles=None if all_roles else MAPPED_ROLES,
     )
     exported = None
     if export_path is not None:
@@ -96,10 +105,13 @@ def audit_command(
                 f"\n{printable(doc.source)} (document {doc.document_id} v{doc.version}, {doc.status}): "
                 f"{doc.classified}/{doc.paragraphs} paragraph(s) classified, {doc.links} link(s)"
             )
+            if doc.skipped:
+                skipped = ", ".join(f"{n} {role}" for role, n in doc.skipped.items())
+                click.echo(f"  not mapped, by paragraph role: {skipped}")
             for a in doc.top_articles:
                 click.echo(
-                    f"  Art. {a['article']:>2} {a['title']}: {a['paragraphs']} paragraph(s), "
-                    f"weight {a['weight']}"
+                    f"  Art. {a['article']:>2} {a['title']}: {a['paragraphs']} paragraph(s) linked, "
+                    f"mean score {a['mean_score']:.2f}"
                 )
             for a in doc.principles:
                 click.echo(

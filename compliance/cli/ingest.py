@@ -49,7 +49,7 @@ def skipped_summary(skipped: list[tuple[str, str]]) -> str:
     "--relative-to",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Store document sources relative to this folder (default: absolute paths).",
+    help="Store document sources relative to this folder (default: the folder the given paths share).",
 )
 @click.option("--no-recursive", is_flag=True, help="Do not descend into sub-folders.")
 @click.option("--max-tokens", type=int, default=None, help="Largest paragraph in tokens (default 200).")

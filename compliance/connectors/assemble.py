@@ -5,23 +5,30 @@ rows, in reading order). :func:`assemble` does the rest, identically for every f
 
 1. headings build the ``heading_path`` of what follows (a heading of level *n* closes those of level >= *n*);
 2. consecutive list items become one ``"list"`` segment, together with the lead-in paragraph right before them
-   when that paragraph ends with ``":"``;
+   when that paragraph ends with ``":"``; a list with no lead-in whose items are all enumerated sentences
+   (``"(a) The supplier shall …."``) is a run of numbered statements instead, one paragraph each, as a Word
+   document with typed-in letters gives them; a block with a role (page furniture) stands alone;
 3. the document text is the segments (and headings) joined with blank lines;
 4. segments over the token budget are split — lists between items, paragraphs between sentences, a single
    over-long sentence between words — and very short paragraphs are merged with a neighbour of the same
-   section. Every paragraph is a span of the document text, so ``doc.text[p.char_start:p.char_end] == p.text``.
+   section (a short line that ends no sentence, such as ``"Page 3 of 9"``, stays apart). Every paragraph is a
+   span of the document text, so ``doc.text[p.char_start:p.char_end] == p.text``;
+5. every paragraph gets its role (:mod:`compliance.connectors.roles`); the roles a connector set from the layout
+   are recorded in ``metadata["layout_roles"]`` so that a later pass over a whole batch keeps them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Literal
 
 from compliance.connectors.config import TOKEN_RE, SplitConfig, count_tokens
-from compliance.connectors.document import Paragraph, ParagraphKind, ParsedDocument
+from compliance.connectors.document import Paragraph, ParagraphKind, ParagraphRole, ParsedDocument
 from compliance.text import clean_text
 
 BlockKind = Literal["paragraph", "heading", "list-item", "table-row"]
@@ -38,6 +45,8 @@ class Block:
             nesting depth (0 = top level).
         page: 1-based page number (paginated formats only).
         marker: List marker (``"-"``, ``"1."``, ``"a)"``); ``"-"`` when empty.
+        role: The paragraph role when the layout makes it certain (``"furniture"`` for a page footer); such a
+            block is never merged with its neighbours.
     """
 
     kind: BlockKind
@@ -45,6 +54,7 @@ class Block:
     level: int = 0
     page: int | None = None
     marker: str = ""
+    role: ParagraphRole | None = None
 
 
 def table_blocks(
@@ -52,9 +62,10 @@ def table_blocks(
 ) -> list[Block]:
     """Turn a table (rows of cell texts) into ``"table-row"`` blocks.
 
-    With a header row each data row reads ``"Header: value; Header: value"`` (empty cells left out). Without
-    one, a two-column table is read as label/value pairs (``"Label: value"``) and wider tables as their cells
-    joined with ``"; "``.
+    With a header row each data row reads ``"Header: value; Header: value"`` (empty cells left out); a row whose
+    only filled cell is its first (a label with blanks beside it) carries the role ``"form"``. Without one, a
+    two-column table is read as label/value pairs (``"Label: value"``) and wider tables as their cells joined
+    with ``"; "``.
 
     Args:
         grid: Rows of cell texts (cell line breaks are folded into spaces).
@@ -77,7 +88,10 @@ def table_blocks(
             ]
         else:
             texts = ["; ".join(c for c in r if c) for r in rows]
-        return [Block("table-row", t, page=page) for t in texts]
+        return [
+            Block("table-row", t, page=page, role="form" if _blank_row(r, width) else None)
+            for t, r in zip(texts, rows, strict=True)
+        ]
     head = rows[0]
     out = []
     for row in rows[1:]:
@@ -86,8 +100,15 @@ def table_blocks(
             for i, cell in enumerate(row)
             if cell
         ]
-        out.append(Block("table-row", "; ".join(parts), page=page))
+        out.append(
+            Block("table-row", "; ".join(parts), page=page, role="form" if _blank_row(row, width) else None)
+        )
     return out
+
+
+def _blank_row(row: Sequence[str], width: int) -> bool:
+    """A label whose value cells are all empty: a blank to fill in, a form field."""
+    return width > 1 and 0 < len(row[0]) <= 120 and not any(row[1:])
 
 
 @dataclass(slots=True)
@@ -99,6 +120,9 @@ class _Segment:
     section: int
     start: int = 0
     line_starts: list[int] = field(default_factory=list)
+    role: ParagraphRole | None = None
+    lead_in: bool = False
+    line_pages: list[int | None] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -114,6 +138,35 @@ class _Unit:
     page: int | None
     section: int
     tokens: int
+    role: ParagraphRole | None = None
+
+
+_SENTENCE_ITEM_RE = re.compile(r"^[\"'“‘(]?[A-Z]\S*(?:\s+\S+){3,}[.!?][\"'”’)]?$")
+
+
+def _statement_run(seg: _Segment) -> bool:
+    """A list with no lead-in whose items are all top-level, enumerated, whole sentences."""
+    if seg.kind != "list" or seg.lead_in or seg.role is not None:
+        return False
+    for line in seg.lines:
+        marker, _, rest = line.partition(" ")
+        if line[:1].isspace() or marker == "-" or not _SENTENCE_ITEM_RE.match(rest.strip()):
+            return False
+    return True
+
+
+def _split_statements(segments: list[_Segment]) -> list[_Segment]:
+    out: list[_Segment] = []
+    for seg in segments:
+        if not _statement_run(seg):
+            out.append(seg)
+            continue
+        pages = seg.line_pages or [seg.page] * len(seg.lines)
+        out.extend(
+            _Segment("paragraph", [line], seg.heading_path, page, seg.section)
+            for line, page in zip(seg.lines, pages, strict=True)
+        )
+    return out
 
 
 def _segments(blocks: Iterable[Block]) -> list[_Segment]:
@@ -127,6 +180,12 @@ def _segments(blocks: Iterable[Block]) -> list[_Segment]:
         if not text:
             continue
         path = tuple(t for _, t in stack)
+        if block.role is not None and block.kind != "heading":
+            text = " ".join(text.split("\n"))
+            kind_of: ParagraphKind = "table-row" if block.kind == "table-row" else "paragraph"
+            segments.append(_Segment(kind_of, [text], path, block.page, section, role=block.role))
+            in_list = False
+            continue
         if block.kind == "heading":
             text = " ".join(text.split("\n"))
             if block.level <= 0:  # the document title: in the text, not in any heading path
@@ -150,26 +209,30 @@ def _segments(blocks: Iterable[Block]) -> list[_Segment]:
             line = indent + marker + " " + " ".join(text.split("\n"))
             if in_list and last is not None and last.kind == "list":
                 last.lines.append(line)
+                last.line_pages.append(block.page)
                 continue
             if (
                 last is not None
                 and last.kind == "paragraph"
+                and last.role is None
                 and last.section == section
                 and len(last.lines) == 1
                 and last.lines[0].rstrip().endswith(":")
             ):
                 last.kind = "list"
+                last.lead_in = True
                 last.lines.append(line)
+                last.line_pages.append(block.page)
             else:
-                segments.append(_Segment("list", [line], path, block.page, section))
+                segments.append(_Segment("list", [line], path, block.page, section, line_pages=[block.page]))
             in_list = True
             continue
         in_list = False
         kind: ParagraphKind = "table-row" if block.kind == "table-row" else "paragraph"
         if kind == "paragraph":
             text = " ".join(text.split("\n")) if block.kind == "paragraph" else text
-        segments.append(_Segment(kind, [text], path, block.page, section))
-    return segments
+        segments.append(_Segment(kind, [text], path, block.page, section, line_pages=[block.page]))
+    return _split_statements(segments)
 
 
 def _word_windows(text: str, start: int, end: int, budget: int) -> list[tuple[int, int]]:
@@ -216,7 +279,7 @@ def _split(text: str, seg: _Segment, config: SplitConfig) -> list[_Unit]:
     end = seg.start + len(seg.text)
     total = count_tokens(seg.text)
     if total <= config.max_tokens:
-        return [_Unit(seg.start, end, seg.kind, seg.heading_path, seg.page, seg.section, total)]
+        return [_Unit(seg.start, end, seg.kind, seg.heading_path, seg.page, seg.section, total, seg.role)]
     units: list[_Unit] = []
     cur: list[tuple[int, int, int]] = []
     for atom in _atoms(text, seg, config.max_tokens):
@@ -234,10 +297,18 @@ def _pack(text: str, atoms: Sequence[tuple[int, int, int]], seg: _Segment) -> _U
     start, end = atoms[0][0], atoms[-1][1]
     while start < end and text[start].isspace():  # a nested list item's indent when a list is split
         start += 1
-    return _Unit(start, end, seg.kind, seg.heading_path, seg.page, seg.section, count_tokens(text[start:end]))
+    return _Unit(
+        start, end, seg.kind, seg.heading_path, seg.page, seg.section, count_tokens(text[start:end]), seg.role
+    )
 
 
-def _merge_short(units: list[_Unit], config: SplitConfig) -> list[_Unit]:
+def _merge_short(units: list[_Unit], config: SplitConfig, text: str) -> list[_Unit]:
+    def short(u: _Unit) -> bool:
+        return u.end - u.start < config.min_chars
+
+    def label_like(u: _Unit) -> bool:  # "Page 3 of 9", "Uncontrolled when printed": not a sentence to join
+        return short(u) and text[u.end - 1] not in ".!?;:,)\"'”’"
+
     out: list[_Unit] = []
     for unit in units:
         prev = out[-1] if out else None
@@ -245,9 +316,12 @@ def _merge_short(units: list[_Unit], config: SplitConfig) -> list[_Unit]:
             prev is not None
             and prev.kind == "paragraph"
             and unit.kind == "paragraph"
+            and prev.role is None
+            and unit.role is None
             and prev.section == unit.section
             and prev.heading_path == unit.heading_path
-            and (prev.end - prev.start < config.min_chars or unit.end - unit.start < config.min_chars)
+            and (short(prev) or short(unit))
+            and not (label_like(prev) or label_like(unit))
             and prev.tokens + unit.tokens <= config.max_tokens
         ):
             prev.end = unit.end
@@ -281,7 +355,8 @@ def assemble(
         metadata: Extra connector metadata (string values).
 
     Returns:
-        The parsed document, with paragraph offsets into its text.
+        The parsed document, with paragraph offsets into its text and every paragraph's role
+        (:func:`compliance.connectors.roles.assign_roles` over this one document, structure features only).
     """
     segments = _segments(blocks)
     parts: list[str] = []
@@ -304,10 +379,12 @@ def assemble(
         if seg.kind == "heading":
             if config.include_headings:
                 end = seg.start + len(seg.text)
-                units.append(_Unit(seg.start, end, "heading", seg.heading_path, seg.page, seg.section, 0))
+                units.append(
+                    _Unit(seg.start, end, "heading", seg.heading_path, seg.page, seg.section, 0, "heading")
+                )
             continue
         units.extend(_split(text, seg, config))
-    units = _merge_short(units, config)
+    units = _merge_short(units, config, text)
 
     paragraphs = tuple(
         Paragraph(
@@ -318,14 +395,18 @@ def assemble(
             heading_path=u.heading_path,
             page=u.page,
             kind=u.kind,
+            role=u.role,
         )
         for i, u in enumerate(units)
     )
     first_heading = next((s.lines[0] for s in segments if s.kind == "heading"), None)
     resolved_title = (title or "").strip() or first_heading or PurePath(source).stem or source
     meta = {"split_config": config.to_json()}
+    layout = {str(p.ordinal): p.role for p in paragraphs if p.role is not None and p.kind != "heading"}
+    if layout:
+        meta["layout_roles"] = json.dumps(layout, sort_keys=True)
     meta.update(metadata or {})
-    return ParsedDocument(
+    doc = ParsedDocument(
         source=source,
         media_type=media_type,
         checksum=hashlib.sha256(data).hexdigest(),
@@ -336,3 +417,6 @@ def assemble(
         pages=pages,
         metadata=meta,
     )
+    from compliance.connectors.roles import assign_roles
+
+    return assign_roles([doc])[0]

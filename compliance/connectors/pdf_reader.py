@@ -1,16 +1,31 @@
 """PDF connector via pdfplumber: text lines → paragraphs, headings, lists, with page numbers.
 
-Steps, all on pdfplumber's text lines (reading order, layout off):
+Steps, all on pdfplumber's words and text lines (layout off):
 
-1. **Running headers/footers.** Among the first and last two lines of every page, a line that recurs (digits
+1. **Columns.** A vertical white band in the middle of a page that no body line crosses, with text lines of
+   some length on both sides, makes the page a two-column page: its rows are cut into horizontal bands (a row
+   that crosses the band, such as a title, is a full-width band of its own) and each band is read left column
+   first, then right column (reading order per column).
+2. **Bullet glyphs.** A bullet glyph (``•``, a private-use symbol-font character, or an unmapped glyph that
+   extracts as ``(cid:NNN)``) is a list marker, never a heading: it is left out of a line's font size and
+   boldness, and a glyph drawn in a larger font (so that it lands on a text line of its own) is joined to the
+   text line beside it.
+3. **Running headers/footers.** Among the first and last two lines of every page, a line that recurs (digits
    normalised, so ``"Page 3 of 12"`` matches ``"Page 4 of 12"``) on at least half of the pages (and two or more)
-   is removed, as is any line there that is only a page number.
-2. **Headings.** The body font size is the most common character size; a line at least 15 % larger, or a short
+   is removed, as is any line there that is only a page number. On any page (a single-page document
+   included) the first or last line that sits in the page's top or bottom margin zone, set apart from the body
+   by its smaller font or a wide gap, is page furniture: kept as a paragraph of its own with the role
+   ``furniture`` (repetition across the documents of a batch is recognised later, by
+   :mod:`compliance.connectors.roles`).
+4. **Headings.** The body font size is the most common character size; a line at least 15 % larger, or a short
    all-bold line without final punctuation, is a heading. Larger sizes give outer levels.
-3. **Re-flow.** Lines join into one paragraph until a vertical gap clearly larger than the usual line spacing, a
-   heading, a list marker, a first-line indent, a sentence ending on a short line, or a page break (a paragraph
-   continues onto the next page when it did not end with punctuation and the next page starts in lower case). A line ending in ``letter-`` followed by a lower-case
-   word is de-hyphenated (``"pro-" + "cessing"`` → ``"processing"``).
+5. **Re-flow.** Lines join into one paragraph until a vertical gap clearly larger than the usual line spacing, a
+   heading, a list marker, a first-line indent, a sentence ending on a short line, or a page or column break (a
+   paragraph continues onto the next page or column when it did not end with punctuation and the next part
+   starts in lower case). A list item ends where a line starts left of the item's text (at or before its
+   marker) unless that line plainly continues the item's sentence, so that a list's last item does not run into
+   the next paragraph. A line ending in ``letter-`` followed by a lower-case word is de-hyphenated
+   (``"pro-" + "cessing"`` → ``"processing"``).
 """
 
 from __future__ import annotations
@@ -33,14 +48,27 @@ from compliance.connectors.safety import check_paragraph_count, check_size
 from compliance.errors import DocumentError, DocumentTooLargeError, EncryptedDocumentError
 
 MEDIA_TYPE = "application/pdf"
-_BULLET_CHARS = "•▪◦●○■□➢✓\uf0b7\uf0a7\uf076\uf0d8–*-"
+_GLYPH_BULLETS = "•▪◦●○■□➢✓\uf0b7\uf0a7\uf076\uf0d8\uf06c\uf0fc"
+_BULLET_CHARS = _GLYPH_BULLETS + "–*-"
+#: a line that starts with a bullet glyph (never a heading)
+_GLYPH_RE = re.compile(r"^(?:\(cid:\d+\)|[" + re.escape(_GLYPH_BULLETS) + r"])")
+#: a line made of bullet glyphs only (drawn apart from its text, e.g. in a larger symbol font)
+_GLYPH_ONLY_RE = re.compile(r"^(?:(?:\(cid:\d+\)|[" + re.escape(_GLYPH_BULLETS) + r"])\s*)+$")
 _BULLET_RE = re.compile(
-    r"^(\(cid:\d+\)|["
-    + re.escape(_BULLET_CHARS)
-    + r"]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+(\S.*)$"
+    r"^(?:(\(cid:\d+\)|["
+    + re.escape(_GLYPH_BULLETS)
+    + r"])\s*|([–*-]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+)"
+    r"(\S.*)$"
 )
 _PAGE_NUMBER_RE = re.compile(r"^(?:(?:page|p\.|seite)\s*)?#+(?:\s*(?:of|/|von)\s*#+)?$|^[-–—]\s*#+\s*[-–—]$")
 _HYPHEN_END_RE = re.compile(r"[a-zà-ÿ]-$")
+#: share of the page height, from the top and from the bottom, where page furniture sits
+_MARGIN_ZONE = 0.08
+#: the narrowest white band (points) taken for the gutter between two columns
+_MIN_GUTTER = 7.0
+
+#: column of a line: the whole width, or the left/right column of a two-column band
+FULL, LEFT, RIGHT = 0, 1, 2
 
 
 @dataclass(slots=True)
@@ -52,8 +80,13 @@ class _Line:
     x0: float
     size: float
     bold: bool
-    table: list[list[str]] | None = None
-    x1: float = 0.0  # a table found by pdfplumber, standing in for its text lines
+    table: list[list[str]] | None = None  # a table found by pdfplumber, standing in for its text lines
+    x1: float = 0.0
+    text_x0: float = 0.0  # where the text after a list marker starts (x0 when there is no marker)
+    band: int = 0  # horizontal band of the page (reading order: band, then column, then top)
+    col: int = FULL
+    page_height: float = 0.0
+    furniture: bool = False  # a page header or footer recognised by its position
 
 
 @dataclass(slots=True)
@@ -62,6 +95,15 @@ class _Open:
     lines: list[_Line] = field(default_factory=list)
     parts: list[str] = field(default_factory=list)
     marker: str = ""
+
+
+def _marker(m: re.Match[str]) -> str:
+    """The list marker of a :data:`_BULLET_RE` match: ``"-"`` for bullets, else the enumerator."""
+    return "-" if m.group(1) is not None or m.group(2) in _BULLET_CHARS else m.group(2)
+
+
+def _is_glyph(char_text: str) -> bool:
+    return char_text.startswith("(cid:") or (len(char_text) == 1 and char_text in _GLYPH_BULLETS)
 
 
 def _normalise(text: str) -> str:
@@ -96,10 +138,161 @@ def _bold(chars: list[dict[str, Any]]) -> bool:
     return bool(letters) and all("bold" in str(c.get("fontname", "")).lower() for c in letters)
 
 
+def _text_start(text: str, chars: list[dict[str, Any]], x0: float) -> float:
+    """Where the text after a leading list marker starts (``x0`` when the line has no marker)."""
+    m = _BULLET_RE.match(text)
+    if not m:
+        return x0
+    target = "".join((m.group(1) or m.group(2)).split())
+    seen = ""
+    for i, c in enumerate(chars):
+        seen += "".join(str(c.get("text", "")).split())
+        if len(seen) >= len(target):
+            return float(chars[i + 1]["x0"]) if i + 1 < len(chars) else x0
+    return x0
+
+
+def _rows(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Words grouped into rows by their top (3 pt tolerance), top to bottom."""
+    rows: list[list[dict[str, Any]]] = []
+    for w in sorted(words, key=lambda w: (float(w["top"]), float(w["x0"]))):
+        if rows and float(w["top"]) - float(rows[-1][0]["top"]) <= 3:
+            rows[-1].append(w)
+        else:
+            rows.append([w])
+    return rows
+
+
+def _gutter(rows: list[list[dict[str, Any]]], x_min: float, x_max: float) -> tuple[float, float] | None:
+    """The white band between two text columns, or None for a single-column page.
+
+    Candidates are runs of 1-pt slices of the middle 40 % of the page crossed by the fewest rows, and by few at
+    all (a full-width title, a centred footer); the widest run of at least :data:`_MIN_GUTTER` points wins. It is a
+    gutter only when at least three rows have words on each side of it and the rows on each side are long
+    (their median width at least half the column's), so that label/value lines and short list items set with
+    tab stops are not taken for columns.
+    """
+    import numpy as np
+
+    if len(rows) < 6:
+        return None
+    width = x_max - x_min
+    xs = np.arange(x_min + 0.3 * width, x_min + 0.7 * width, 1.0)
+    crossing = np.zeros(len(xs), dtype=int)
+    for row in rows:
+        covered = np.zeros(len(xs), dtype=bool)
+        for w in row:
+            covered |= (xs > float(w["x0"]) - 1.5) & (xs < float(w["x1"]) + 1.5)
+        crossing += covered
+    fewest = int(crossing.min()) if len(xs) else len(rows)
+    if fewest > max(1, len(rows) // 8):
+        return None
+    allowed = fewest + max(1, len(rows) // 25)  # a title or a centred footer crosses the gutter
+    best: tuple[float, float] | None = None
+    run_start: int | None = None
+    for i, free in enumerate([*(crossing <= allowed), False]):
+        if free and run_start is None:
+            run_start = i
+        elif not free and run_start is not None:
+            g0, g1 = float(xs[run_start]), float(xs[i - 1])
+            if g1 - g0 >= _MIN_GUTTER and (best is None or g1 - g0 > best[1] - best[0]):
+                best = (g0, g1)
+            run_start = None
+    if best is None:
+        return None
+    g0, g1 = best
+    left_widths: list[float] = []
+    right_widths: list[float] = []
+    for row in rows:
+        left = [w for w in row if float(w["x1"]) <= g0 + 1.5]
+        right = [w for w in row if float(w["x0"]) >= g1 - 1.5]
+        if len(left) + len(right) < len(row):
+            continue  # a row crossing the gutter
+        if left:
+            left_widths.append(max(float(w["x1"]) for w in left) - min(float(w["x0"]) for w in left))
+        if right:
+            right_widths.append(max(float(w["x1"]) for w in right) - min(float(w["x0"]) for w in right))
+    if len(left_widths) < 3 or len(right_widths) < 3:
+        return None
+    left_span = g0 - min(float(w["x0"]) for row in rows for w in row)
+    right_span = max(float(w["x1"]) for row in rows for w in row) - g1
+    if statistics.median(left_widths) < 0.5 * left_span or statistics.median(right_widths) < 0.5 * right_span:
+        return None
+    return best
+
+
+def _regions(
+    page: Any, words: list[dict[str, Any]]
+) -> list[tuple[int, int, tuple[float, float, float, float]]]:
+    """Reading-order regions of a page: ``(band, column, bbox)``; one full-page region without columns."""
+    x_min, y_min, x_max, y_max = (float(v) for v in page.bbox)
+    rows = _rows(words)
+    gutter = _gutter(rows, x_min, x_max)
+    if gutter is None:
+        return [(0, FULL, (x_min, y_min, x_max, y_max))]
+    g0, g1 = gutter
+    mid = (g0 + g1) / 2
+    bands: list[tuple[bool, float, float]] = []  # (crosses the gutter, top, bottom)
+    for row in rows:
+        crosses = any(float(w["x0"]) < g1 - 1.5 and float(w["x1"]) > g0 + 1.5 for w in row)
+        top = min(float(w["top"]) for w in row)
+        bottom = max(float(w["bottom"]) for w in row)
+        if bands and bands[-1][0] == crosses:
+            bands[-1] = (crosses, bands[-1][1], max(bands[-1][2], bottom))
+        else:
+            bands.append((crosses, top, bottom))
+    regions: list[tuple[int, int, tuple[float, float, float, float]]] = []
+    for i, (crosses, top, bottom) in enumerate(bands):
+        upper = y_min if i == 0 else (bands[i - 1][2] + top) / 2
+        lower = y_max if i == len(bands) - 1 else (bottom + bands[i + 1][1]) / 2
+        if crosses:
+            regions.append((i, FULL, (x_min, upper, x_max, lower)))
+        else:
+            regions.append((i, LEFT, (x_min, upper, mid, lower)))
+            regions.append((i, RIGHT, (mid, upper, x_max, lower)))
+    return regions
+
+
+def _join_glyph_lines(lines: list[_Line]) -> list[_Line]:
+    """Join a line made of bullet glyphs only to the text line beside it (same height, to its right)."""
+    out: list[_Line] = []
+    used: set[int] = set()
+    for i, ln in enumerate(lines):
+        if i in used or ln.table is not None or not _GLYPH_ONLY_RE.match(ln.text):
+            continue
+        partners = [
+            (j, other)
+            for j, other in enumerate(lines)
+            if j != i
+            and j not in used
+            and other.table is None
+            and other.col == ln.col
+            and other.band == ln.band
+            and not _GLYPH_ONLY_RE.match(other.text)
+            and other.top < ln.bottom
+            and ln.top < other.bottom
+            and other.x0 >= ln.x0
+        ]
+        if not partners:
+            continue
+        # the line on the glyph's baseline (their bottoms agree within the text's descent)
+        j, other = min(partners, key=lambda p: (abs(p[1].bottom - ln.bottom), p[1].x0))
+        used.update((i, j))
+        other.text = ln.text.strip() + " " + other.text
+        other.text_x0 = other.x0
+        other.x0 = ln.x0
+        other.top, other.bottom = min(ln.top, other.top), max(ln.bottom, other.bottom)
+    for i, ln in enumerate(lines):
+        if i not in used or not _GLYPH_ONLY_RE.match(ln.text):
+            out.append(ln)
+    return out
+
+
 def _page_lines(page: Any, number: int) -> list[_Line]:
     """Text lines of a page in reading order; each ruled table is one pseudo-line carrying its cells."""
     tables: list[_Line] = []
     boxes: list[tuple[float, float, float, float]] = []
+    height = float(page.height)
     for table in page.find_tables():
         rows = [[_cell_text(c) for c in row] for row in table.extract()]
         if len(rows) < 2 and all(len(r) < 2 for r in rows):
@@ -108,33 +301,98 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
         boxes.append((x0, top, x1, bottom))
         r0 = table.rows[0].bbox
         head_chars = [c for c in page.chars if r0[1] <= (c["top"] + c["bottom"]) / 2 <= r0[3]]
-        tables.append(_Line("", number, top, bottom, x0, 0.0, _bold(head_chars), table=rows))
+        tables.append(
+            _Line("", number, top, bottom, x0, 0.0, _bold(head_chars), table=rows, x1=x1, page_height=height)
+        )
 
     def in_table(top: float, bottom: float, x0: float) -> bool:
         mid = (top + bottom) / 2
         return any(bt <= mid <= bb and bx0 - 1 <= x0 <= bx1 for bx0, bt, bx1, bb in boxes)
 
-    lines: list[_Line] = list(tables)
-    for raw in page.extract_text_lines(strip=True, return_chars=True):
-        text = raw["text"].strip()
-        chars = [c for c in raw.get("chars", []) if c.get("text", "").strip()]
-        if not text or not chars or in_table(float(raw["top"]), float(raw["bottom"]), float(raw["x0"])):
-            continue
-        size = Counter(round(float(c.get("size", 0.0)) * 2) / 2 for c in chars).most_common(1)[0][0]
-        lines.append(
-            _Line(
-                text,
-                number,
-                float(raw["top"]),
-                float(raw["bottom"]),
-                float(raw["x0"]),
-                size,
-                _bold(chars),
-                x1=float(raw["x1"]),
+    words = [
+        w for w in page.extract_words() if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))
+    ]
+    regions = _regions(page, words)
+    lines: list[_Line] = []
+    for band, col, bbox in regions:
+        view = page if len(regions) == 1 else page.within_bbox(bbox)
+        for raw in view.extract_text_lines(strip=True, return_chars=True):
+            text = raw["text"].strip()
+            chars = [c for c in raw.get("chars", []) if c.get("text", "").strip()]
+            if not text or not chars or in_table(float(raw["top"]), float(raw["bottom"]), float(raw["x0"])):
+                continue
+            body_chars = [c for c in chars if not _is_glyph(str(c.get("text", "")))] or chars
+            size = Counter(round(float(c.get("size", 0.0)) * 2) / 2 for c in body_chars).most_common(1)[0][0]
+            x0 = float(raw["x0"])
+            lines.append(
+                _Line(
+                    text,
+                    number,
+                    float(raw["top"]),
+                    float(raw["bottom"]),
+                    x0,
+                    size,
+                    _bold(body_chars),
+                    x1=float(raw["x1"]),
+                    text_x0=_text_start(text, chars, x0),
+                    band=band,
+                    col=col,
+                    page_height=height,
+                )
             )
-        )
-    lines.sort(key=lambda ln: (round(ln.top, 1), ln.x0))
+    for t in tables:  # a table belongs to the region holding its top-left corner
+        for band, col, (rx0, rtop, rx1, rbottom) in regions:
+            if rtop <= t.top + 1 <= rbottom and rx0 <= t.x0 + 1 <= rx1:
+                t.band, t.col = band, col
+                break
+    lines = _join_glyph_lines(lines) + tables
+    lines.sort(key=lambda ln: (ln.band, ln.col, round(ln.top, 1), ln.x0))
     return lines
+
+
+def _label_like(text: str) -> bool:
+    """A short line that does not end a sentence (a header or footer, not the body's first or last line)."""
+    return len(text.split()) <= 14 and text.rstrip()[-1:] not in ".;:!?"
+
+
+def _mark_margin_lines(pages: list[list[_Line]]) -> None:
+    """Mark a page's first/last text line as furniture when it sits in the page's margin zone, set apart from
+    the body by a smaller font, or by a gap of at least twice its own height when it is short and ends no
+    sentence (headers and footers of single-page documents, which no repetition across pages can reveal)."""
+    sizes: Counter[float] = Counter()
+    for lines in pages:
+        for ln in lines:
+            if ln.table is None:
+                sizes[ln.size] += len(ln.text)
+    if not sizes:
+        return
+    body_size = sizes.most_common(1)[0][0]
+    for lines in pages:
+        text_lines = [ln for ln in lines if ln.table is None]
+        if len(text_lines) < 2:
+            continue
+        by_top = sorted(text_lines, key=lambda ln: ln.top)
+        first, second = by_top[0], by_top[1]
+        last, before = by_top[-1], by_top[-2]
+        height = first.bottom - first.top
+        if (
+            first.page_height
+            and first.bottom <= _MARGIN_ZONE * first.page_height
+            and first.size <= body_size
+            and (
+                first.size < body_size
+                or (second.top - first.bottom >= 2 * height and _label_like(first.text))
+            )
+        ):
+            first.furniture = True
+        height = last.bottom - last.top
+        if (
+            last.page_height
+            and last.top >= (1 - _MARGIN_ZONE) * last.page_height
+            and last.size <= body_size
+            and (last.size < body_size or (last.top - before.bottom >= 2 * height and _label_like(last.text)))
+        ):
+            last.furniture = True
 
 
 def _drop_running_lines(pages: list[list[_Line]]) -> list[list[_Line]]:
@@ -171,7 +429,7 @@ def _join(parts: list[str], text: str) -> None:
 
 def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     body = [ln for lines in pages for ln in lines]
-    text_body = [ln for ln in body if ln.table is None]
+    text_body = [ln for ln in body if ln.table is None and not ln.furniture]
     if not body:
         return
     size_weight: Counter[float] = Counter()
@@ -180,8 +438,8 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     body_size = size_weight.most_common(1)[0][0] if size_weight else 0.0
 
     def heading_size(ln: _Line) -> float | None:
-        if ln.table is not None:
-            return None
+        if ln.table is not None or ln.furniture or _GLYPH_RE.match(ln.text):
+            return None  # a bullet glyph marks a list item, whatever its font
         if ln.size >= body_size * 1.15:
             return ln.size
         words = ln.text.split()
@@ -193,7 +451,7 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     # the largest size, used only by the first line(s) of the document, is the title: kept out of heading paths
     title_size: float | None = None
     if len(heading_sizes) > 1:
-        top_lines = [i for i, ln in enumerate(body) if heading_size(ln) == heading_sizes[0]]
+        top_lines = [i for i, ln in enumerate(text_body) if heading_size(ln) == heading_sizes[0]]
         if top_lines == list(range(len(top_lines))):
             title_size = heading_sizes[0]
     level_of = {s: i + 1 for i, s in enumerate(h for h in heading_sizes if h != title_size)}
@@ -203,22 +461,28 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     gaps: list[float] = []
     heights: list[float] = []
     for lines in pages:
-        text_lines = [ln for ln in lines if ln.table is None]
+        text_lines = [ln for ln in lines if ln.table is None and not ln.furniture]
         for a, b in itertools.pairwise(text_lines):
-            if heading_size(a) is None and heading_size(b) is None and b.top > a.top:
+            same_column = (a.band, a.col) == (b.band, b.col)
+            if same_column and heading_size(a) is None and heading_size(b) is None and b.top > a.top:
                 gaps.append(max(0.0, b.top - a.bottom))
         heights.extend(ln.bottom - ln.top for ln in text_lines)
     # the lower quartile: gaps inside paragraphs outnumber the gaps between them, even in short documents
     typical_gap = sorted(gaps)[len(gaps) // 4] if gaps else 2.0
     typical_height = statistics.median(heights) if heights else body_size
     para_gap = max(typical_gap * 1.8, typical_gap + 0.5 * typical_height)
-    left = min((ln.x0 for ln in text_body if heading_size(ln) is None), default=0.0)
-    right = max((ln.x1 for ln in text_body if heading_size(ln) is None), default=0.0)
-    short_line = 0.8 * (right - left)  # a sentence ending on a line shorter than this ends its paragraph
+    # the text edges of each column (the full width, the left and the right column of two-column bands)
+    left: dict[int, float] = {}
+    right: dict[int, float] = {}
+    for ln in text_body:
+        if heading_size(ln) is None:
+            left[ln.col] = min(left.get(ln.col, ln.x0), ln.x0)
+            right[ln.col] = max(right.get(ln.col, ln.x1), ln.x1)
 
     current: _Open | None = None
     heading: tuple[float, list[_Line]] | None = None
     last_table: tuple[list[str] | None, int] | None = None  # (header, columns) of a table that may continue
+    furniture: list[_Line] = []  # page headers/footers, emitted after the paragraph they interrupt
 
     def flush() -> Iterator[Block]:
         nonlocal current, heading
@@ -232,9 +496,15 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             )
             yield Block(kind, " ".join(current.parts), page=current.lines[0].page, marker=current.marker)
             current = None
+        for ln in furniture:
+            yield Block("paragraph", ln.text, page=ln.page, role="furniture")
+        furniture.clear()
 
     prev: _Line | None = None
     for ln in body:
+        if ln.furniture:
+            furniture.append(ln)
+            continue
         if ln.table is not None:
             yield from flush()
             rows = ln.table
@@ -267,7 +537,7 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
                 and heading[0] == hs
                 and prev is not None
                 and prev.table is None
-                and prev.page == ln.page
+                and (prev.page, prev.band, prev.col) == (ln.page, ln.band, ln.col)
                 and ln.top - prev.bottom < para_gap
             ):
                 heading[1].append(ln)
@@ -279,24 +549,34 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
         if heading is not None:
             yield from flush()
         m = _BULLET_RE.match(ln.text)
-        new_page = prev is not None and prev.page != ln.page
-        gap = (ln.top - prev.bottom) if prev is not None and not new_page else 0.0
+        # a new page, or a new column or band of a two-column page
+        new_part = prev is not None and (prev.page, prev.band, prev.col) != (ln.page, ln.band, ln.col)
+        gap = (ln.top - prev.bottom) if prev is not None and not new_part else 0.0
         if m:
             yield from flush()
-            marker = "-" if m.group(1) in _BULLET_CHARS or m.group(1).startswith("(cid:") else m.group(1)
-            current = _Open("list-item", [ln], [m.group(2)], marker)
+            current = _Open("list-item", [ln], [m.group(3)], _marker(m))
         elif current is None:
             current = _Open("paragraph", [ln], [ln.text])
         else:
             last = current.lines[-1]
             ends_sentence = current.parts[-1][-1:] in ".!?:;"
-            if new_page:
+            col_left = left.get(ln.col, ln.x0)
+            if new_part:
                 breaks = ends_sentence or not ln.text[:1].islower()
             else:
-                indented_start = ln.x0 - left > 8 and ends_sentence and current.kind == "paragraph"
+                indented_start = ln.x0 - col_left > 8 and ends_sentence and current.kind == "paragraph"
                 hanging = current.kind == "list-item" and ln.x0 + 2 < last.x0 and ends_sentence
-                short_end = ends_sentence and last.x1 - left < short_line and current.kind == "paragraph"
-                breaks = gap > para_gap or indented_start or hanging or short_end
+                # a list ends where a line starts left of the item's text, unless it plainly goes on with it
+                list_end = (
+                    current.kind == "list-item"
+                    and ln.x0 < current.lines[0].text_x0 - 3
+                    and (ends_sentence or not ln.text[:1].islower())
+                )
+                line_width = right.get(ln.col, last.x1) - col_left
+                short_end = (
+                    ends_sentence and last.x1 - col_left < 0.8 * line_width and current.kind == "paragraph"
+                )
+                breaks = gap > para_gap or indented_start or hanging or list_end or short_end
             if breaks:
                 yield from flush()
                 current = _Open("paragraph", [ln], [ln.text])
@@ -357,7 +637,9 @@ def parse_pdf(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
         if _is_encryption_error(e):
             raise EncryptedDocumentError(source, "the PDF is password-protected; remove the password") from e
         raise DocumentError(source, f"the PDF could not be read: {type(e).__name__}: {e}") from e
-    blocks = list(_blocks(_drop_running_lines(pages)))
+    pages = _drop_running_lines(pages)
+    _mark_margin_lines(pages)
+    blocks = list(_blocks(pages))
     check_paragraph_count(len(blocks), source, config)
     if not blocks:
         raise DocumentError(source, "the PDF has no extractable text (a scanned image? run OCR first)")

@@ -99,6 +99,7 @@ class DocumentsMixin(StoreBase):
                     ordinal=p.ordinal,
                     text=p.text,
                     kind=p.kind,
+                    role=p.role,
                     page=p.page,
                     heading_path=list(p.heading_path),
                     char_start=p.char_start,
@@ -222,13 +223,18 @@ class DocumentsMixin(StoreBase):
         )
 
     def iter_paragraphs(
-        self, *, latest_only: bool = True, document_ids: Iterable[int] | None = None
+        self,
+        *,
+        latest_only: bool = True,
+        document_ids: Iterable[int] | None = None,
+        roles: Iterable[str | None] | None = None,
     ) -> Iterator[StoredParagraph]:
         """Stored paragraphs, document by document (by id), version by version, in order.
 
         Args:
             latest_only: only the latest version of each document (the default), else every version.
             document_ids: restrict to these documents.
+            roles: only paragraphs with these roles (None in it selects paragraphs stored without a role).
 
         Reads a few document versions per short transaction (bounded memory), so it is safe to write while
         iterating.
@@ -248,12 +254,23 @@ class DocumentsMixin(StoreBase):
         stmt = stmt.order_by(DocumentVersion.document_id, DocumentVersion.version)
         with self.session() as s:
             version_ids = list(s.scalars(stmt))
+        role_filter = None
+        if roles is not None:
+            from sqlalchemy import or_
+
+            wanted_roles = set(roles)
+            named = sorted(r for r in wanted_roles if r is not None)
+            role_filter = or_(
+                ParagraphRow.role.in_(named),
+                *([ParagraphRow.role.is_(None)] if None in wanted_roles else []),
+            )
         for chunk in _chunks(version_ids, _VERSIONS_PER_READ):
             with self.session() as s:
+                query = self._paragraph_query().where(ParagraphRow.version_id.in_(chunk))
+                if role_filter is not None:
+                    query = query.where(role_filter)
                 rows = s.execute(
-                    self._paragraph_query()
-                    .where(ParagraphRow.version_id.in_(chunk))
-                    .order_by(DocumentVersion.document_id, DocumentVersion.version, ParagraphRow.ordinal)
+                    query.order_by(DocumentVersion.document_id, DocumentVersion.version, ParagraphRow.ordinal)
                 ).all()
                 batch = [_stored_paragraph(*row) for row in rows]
             yield from batch
@@ -308,4 +325,5 @@ def _stored_paragraph(p: ParagraphRow, document_id: int, version: int, source: s
         kind=p.kind,
         char_start=p.char_start,
         char_end=p.char_end,
+        role=p.role,
     )

@@ -147,6 +147,9 @@ class ParagraphRow(Base):
     ordinal: Mapped[int] = mapped_column(Integer)
     text: Mapped[str] = mapped_column(Text)
     kind: Mapped[str] = mapped_column(String(32), default="paragraph")
+    #: what the paragraph does (statement, definition, description, heading, metadata, form, furniture, reference);
+    #: None for paragraphs stored before roles existed (migration 0003)
+    role: Mapped[str | None] = mapped_column(String(16), index=True)
     page: Mapped[int | None] = mapped_column(Integer)
     heading_path: Mapped[list[Any]] = mapped_column(default=list)
     char_start: Mapped[int] = mapped_column(Integer, default=0)

@@ -177,6 +177,7 @@ class StoredParagraph(_Record):
     kind: str
     char_start: int
     char_end: int
+    role: str | None = None  #: the paragraph role (None: stored before roles existed)
 
 
 # -- runs --------------------------------------------------------------------------------------------------------

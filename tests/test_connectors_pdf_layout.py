@@ -1,0 +1,78 @@
+"""PDF layout: two columns, bullets in a symbol font, list ends, lettered statements, single-page furniture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compliance.connectors import ParsedDocument, parse_path
+from compliance.connectors.roles import layout_roles
+from tests.fixtures.connectors import builders as b
+from tests.fixtures.connectors import layout
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("layout")
+
+
+def _paragraphs(doc: ParsedDocument) -> list[tuple[tuple[str, ...], str]]:
+    b.check_invariants(doc)
+    return [(p.heading_path, p.text) for p in doc.paragraphs]
+
+
+def test_two_columns_are_read_column_by_column(folder: Path) -> None:
+    doc = parse_path(layout.two_column_pdf(folder / "two-column.pdf"))
+    assert _paragraphs(doc) == layout.TWO_COLUMN_EXPECTED
+    assert layout_roles(doc) == {0: "furniture"}  # the header line in the top margin, from the layout alone
+    assert doc.paragraphs[0].role == "furniture"
+    assert doc.title == layout.TWO_COLUMN_TITLE
+
+
+def test_single_column_pages_are_not_split_into_columns(folder: Path) -> None:
+    # label/value lines set with a wide tab stop have a white band in the middle, but short lines on its left
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    path = folder / "labels.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4)
+    y = 760
+    for label, value in [
+        ("Owner", "CISO"),
+        ("Version", "2.1"),
+        ("Approved", "Board"),
+        ("Review", "Annual"),
+    ] * 2:
+        c.setFont("Helvetica", 10)
+        c.drawString(72, y, f"{label}:")
+        c.drawString(330, y, f"{value} of the information security management system")
+        y -= 14
+    c.save()
+    doc = parse_path(path)
+    assert doc.paragraphs[0].text.startswith("Owner: CISO of the information security management system")
+
+
+def test_symbol_font_bullets_are_list_markers_not_headings(folder: Path) -> None:
+    doc = parse_path(layout.symbol_bullets_pdf(folder / "symbol.pdf"))
+    assert "(cid:" not in doc.text
+    assert _paragraphs(doc) == layout.SYMBOL_EXPECTED
+
+
+def test_lettered_statements_split_and_lists_end(folder: Path) -> None:
+    doc = parse_path(layout.symbol_bullets_pdf(folder / "symbol2.pdf"))
+    kinds = [p.kind for p in doc.paragraphs]
+    assert kinds == ["list", "paragraph", "paragraph", "paragraph", "paragraph", "list", "paragraph"]
+    # the paragraph after a list whose last item has no final stop is not swallowed by that item
+    assert doc.paragraphs[5].text.endswith("- change tickets")
+    assert doc.paragraphs[6].text == "Records are handed over on request."
+
+
+@pytest.mark.parametrize("topic", ["Encryption", "Logging"])
+def test_single_page_header_and_footer_are_furniture(folder: Path, topic: str) -> None:
+    doc = parse_path(layout.single_page_pdf(folder / f"{topic}.pdf", topic))
+    b.check_invariants(doc)
+    layout_set = layout_roles(doc)
+    assert [(layout_set.get(p.ordinal), p.text) for p in doc.paragraphs] == layout.single_page_expected(topic)
+    assert doc.paragraphs[0].role == doc.paragraphs[-1].role == "furniture"
+    assert doc.paragraphs[1].heading_path == (f"{topic} Standard",)

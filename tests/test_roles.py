@@ -1,0 +1,342 @@
+"""Paragraph roles: the certain rules, the shipped model on boilerplate nobody trained it on, the fitting code
+(against scikit-learn), alignment of labels, the model artifact, training and evaluating from the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from compliance.cli import cli
+from compliance.connectors import SplitConfig, parse_bytes
+from compliance.connectors.assemble import Block, assemble
+from compliance.connectors.document import PARAGRAPH_ROLES, ParsedDocument
+from compliance.connectors.roles import (
+    FEATURE_NAMES,
+    MAPPED_ROLES,
+    RoleContext,
+    RoleModel,
+    assign_roles,
+    default_role_model,
+    document_features,
+    layout_roles,
+    packaged_role_model_dir,
+    role_counts,
+)
+from compliance.errors import ConfigurationError, ModelError
+from compliance.models.roles import (
+    RoleTrainingConfig,
+    align_roles,
+    evaluate_roles,
+    fit_logistic,
+    load_role_set,
+    role_metrics,
+    train_role_model,
+)
+
+
+def _doc(blocks: list[Block], source: str = "mem.docx") -> ParsedDocument:
+    return assemble(
+        blocks,
+        data=source.encode(),
+        source=source,
+        media_type="application/octet-stream",
+        config=SplitConfig(),
+    )
+
+
+def _roles(doc: ParsedDocument) -> dict[str, str | None]:
+    return {p.text: p.role for p in doc.paragraphs}
+
+
+# -- rules --------------------------------------------------------------------------------------------------------
+def test_every_parsed_paragraph_gets_a_role() -> None:
+    doc = parse_bytes(
+        b"# Policy\n\nAccess rights are reviewed every quarter by the owner.\n\nPage 3 of 9\n", "p.md"
+    )
+    assert all(p.role in PARAGRAPH_ROLES for p in doc.paragraphs)
+    assert _roles(doc)["Page 3 of 9"] == "furniture"  # a bare page number: a certain rule
+    assert doc.metadata["role_model"] == "structure"
+
+
+def test_headings_and_layout_roles_are_certain() -> None:
+    doc = assemble(
+        [
+            Block("heading", "2. Workstations", level=1),
+            Block("paragraph", "Staff lock their screens when they leave their desks.", role="furniture"),
+            Block("paragraph", "Staff must lock their screens whenever they leave their desks."),
+        ],
+        data=b"x",
+        source="m.txt",
+        media_type="text/plain",
+        config=SplitConfig(include_headings=True),
+    )
+    assert [p.role for p in doc.paragraphs][:2] == ["heading", "furniture"]
+    assert layout_roles(doc) == {1: "furniture"}
+    # a second pass (over a batch) keeps the layout role but decides the others again
+    again = assign_roles([doc])[0]
+    assert again.paragraphs[1].role == "furniture" and again.paragraphs[2].role == "statement"
+
+
+def test_a_line_repeated_across_a_batch_is_furniture() -> None:
+    banner = "Acme Corp | Policy library | Internal"
+    docs = [
+        parse_bytes(
+            f"{banner}\n\n# {topic}\n\nSystem owners review the {topic.lower()} settings every quarter and record "
+            "the result in the register.\n".encode(),
+            f"{topic}.md",
+        )
+        for topic in ("Logging", "Backup", "Encryption")
+    ]
+    batch = assign_roles(docs)
+    assert [d.paragraphs[0].role for d in batch] == ["furniture"] * 3
+    assert all(d.paragraphs[1].role == "statement" for d in batch)
+    # alone, the same line is not known to repeat
+    assert RoleContext.from_documents(docs[:1]).documents_with(banner) == 1
+    assert RoleContext.from_documents(docs).documents_with(banner.upper()) == 3
+
+
+# -- the shipped model on the boilerplate of issue 13 -------------------------------------------------------------
+BOILERPLATE_DOC = [
+    Block("heading", "Information Security Policy", level=0),
+    Block("table-row", "Document owner: Head of IT Security (CISO)"),
+    Block("table-row", "Version: 2025.1"),
+    Block("table-row", "Approved by: Executive Board, 3 February 2025"),
+    Block("table-row", "Next review date: February 2026"),
+    Block("heading", "1. Purpose", level=1),
+    Block(
+        "paragraph",
+        "This policy describes how the organisation protects the information it holds and the systems it uses.",
+    ),
+    Block("heading", "2. Controls", level=1),
+    Block("paragraph", "Access rights to production systems are reviewed every quarter by the system owner."),
+    Block("paragraph", "All laptops use full-disk encryption and lock automatically after five minutes."),
+    Block("paragraph", "Details of the logging configuration is documented at https://wiki.example/logging."),
+    Block("heading", "3. Definitions", level=1),
+    Block(
+        "paragraph",
+        '"Personal data" means any information relating to an identified or identifiable natural person.',
+    ),
+    Block("heading", "4. Signatures", level=1),
+    Block("paragraph", "SUPPLIER: ________________ By: ________________ Name: ________________"),
+]
+
+
+def test_the_shipped_model_recognises_boilerplate_it_never_saw() -> None:
+    roles = _roles(_doc(BOILERPLATE_DOC))
+    assert roles["Document owner: Head of IT Security (CISO)"] == "metadata"
+    assert roles["Version: 2025.1"] == "metadata"
+    assert roles["Next review date: February 2026"] == "metadata"
+    assert (
+        roles["Access rights to production systems are reviewed every quarter by the system owner."]
+        == "statement"
+    )
+    assert (
+        roles["All laptops use full-disk encryption and lock automatically after five minutes."]
+        == "statement"
+    )
+    assert roles[BOILERPLATE_DOC[10].text] == "reference"
+    assert roles[BOILERPLATE_DOC[12].text] == "definition"
+    assert roles[BOILERPLATE_DOC[14].text] == "form"
+    assert roles[BOILERPLATE_DOC[6].text] == "description"
+    mapped = [t for t, r in roles.items() if r in MAPPED_ROLES]
+    assert len(mapped) == 3
+
+
+def test_role_counts_and_the_model_artifact() -> None:
+    doc = _doc(BOILERPLATE_DOC)
+    counts = role_counts(doc.paragraphs)
+    assert sum(counts.values()) == len(doc.paragraphs) and list(counts) == [
+        r for r in PARAGRAPH_ROLES if r in counts
+    ]
+    model = default_role_model()
+    assert model.roles == PARAGRAPH_ROLES and model.feature_names == FEATURE_NAMES
+    assert (packaged_role_model_dir() / "MODEL_CARD.md").is_file()
+    cfg = json.loads((packaged_role_model_dir() / "config.json").read_text())
+    assert cfg["kind"] == "paragraph-roles" and cfg["provenance"]["role_set_sha256"]
+    assert sum(f.stat().st_size for f in packaged_role_model_dir().iterdir()) < 64 * 1024  # shipped small
+
+
+def test_form_rows_of_a_blank_table_are_form_by_layout() -> None:
+    from compliance.connectors.assemble import table_blocks
+
+    rows = [["Field", "Entry"], ["Name of the processing activity", ""], ["Owner", "DPO"]]
+    assert [b.role for b in table_blocks(rows, header=True)] == ["form", None]
+    assert [b.role for b in table_blocks(rows[1:], header=False)] == ["form", None]  # label/value pairs
+    assert [b.role for b in table_blocks([["Owner", "CISO"], ["Version", "2"]])] == [None, None]
+
+
+# -- fitting, alignment, metrics ----------------------------------------------------------------------------------
+def test_fit_logistic_matches_scikit_learn() -> None:
+    sklearn = pytest.importorskip("sklearn.linear_model")
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(300, 5))
+    y = (x[:, 0] + 0.5 * x[:, 1] > 0).astype(int) + (x[:, 2] > 1).astype(int)
+    l2 = 0.01
+    w, b = fit_logistic(x, y, 3, l2=l2, steps=3000, learning_rate=0.05)
+    ours = np.exp(x @ w + b)
+    ours /= ours.sum(axis=1, keepdims=True)
+    # scikit-learn minimises C * sum(loss) + ||w||^2 / 2, ours mean(loss) + l2 * ||w||^2: C = 1 / (2 * l2 * n)
+    ref = sklearn.LogisticRegression(C=1 / (2 * l2 * len(x)), max_iter=5000, tol=1e-10).fit(x, y)
+    assert np.abs(ours - ref.predict_proba(x)).max() < 0.01
+
+
+def test_align_roles_by_characters() -> None:
+    doc = _doc(
+        [
+            Block("paragraph", "The following controls apply:"),
+            Block("list-item", "backups run every night;", marker="-"),
+            Block("list-item", "restores are tested every quarter.", marker="-"),
+            Block("table-row", "Owner: IT Operations"),
+            Block("paragraph", "Something nobody labelled at all."),
+        ]
+    )
+    pieces = [
+        ("description", "The following controls apply:"),
+        ("statement", "backups run every night;"),
+        ("statement", "restores are tested every quarter."),
+        ("metadata", "Owner"),
+        ("metadata", "IT Operations"),
+    ]
+    assert align_roles(doc, pieces) == [
+        "statement",
+        "metadata",
+        None,
+    ]  # the list: mostly statement characters
+
+
+def test_role_metrics() -> None:
+    m = role_metrics(
+        ["statement", "statement", "form", "metadata"], ["statement", "form", "form", "statement"]
+    )
+    assert m["per_role"]["statement"] == {
+        "precision": 0.5,
+        "recall": 0.5,
+        "f1": 0.5,
+        "support": 2,
+        "predicted": 2,
+    }
+    assert m["per_role"]["form"]["precision"] == 0.5 and m["per_role"]["form"]["recall"] == 1.0
+    assert m["mapped"] == {"precision": 0.5, "recall": 0.5, "mapped_but_not_statement_or_definition": 1}
+    assert m["accuracy"] == 0.5
+    with pytest.raises(ValueError):
+        role_metrics(["statement"], [])
+
+
+# -- training and evaluating from a labelled set -------------------------------------------------------------------
+TRAIN_DOCS = {
+    "a.md": [
+        ("metadata", "Owner", "Security team"),
+        ("statement", "Passwords are at least fourteen characters long and are never reused."),
+        ("statement", "Administrators use separate privileged accounts that are reviewed every month."),
+        ("reference", "The full procedure is described in the Access Control Standard, section 4."),
+        ("form", "Signed: ______________ Date: __________"),
+    ],
+    "b.md": [
+        ("metadata", "Version", "3.1"),
+        ("statement", "Backups are encrypted and copied to a second region every night."),
+        ("definition", '"Backup" means a copy of data kept to restore it after loss.'),
+        ("reference", "See the Backup Runbook on the wiki for the restore steps."),
+        ("form", "Name: ______________ Signature: ______________"),
+    ],
+}
+
+
+def _write_set(folder: Path) -> Path:
+    lines = []
+    for split, name in (("train", "a.md"), ("train", "b.md"), ("test", "a.md")):
+        text: list[str] = ["# Policy", ""]
+        pieces = []
+        meta_rows = [(k, v) for role, k, *rest in TRAIN_DOCS[name] if role == "metadata" for v in rest]
+        if meta_rows:
+            text += ["| Field | Value |", "|---|---|", *(f"| {k} | {v} |" for k, v in meta_rows), ""]
+            pieces += [{"role": "metadata", "text": t} for kv in meta_rows for t in kv]
+        for role, body, *_ in TRAIN_DOCS[name]:
+            if role != "metadata":
+                text += [body, ""]
+                pieces.append({"role": role, "text": body})
+        path = folder / f"{split}-{name}"
+        path.write_text("\n".join(text), encoding="utf-8")
+        lines.append(json.dumps({"file": path.name, "split": split, "pieces": pieces}))
+    (folder / "labels.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder / "labels.jsonl"
+
+
+def test_train_save_load_and_evaluate(tmp_path: Path) -> None:
+    labels = _write_set(tmp_path)
+    role_set = load_role_set(tmp_path)
+    assert [d.split for d in role_set] == ["train", "train", "test"] and role_set[0].path.is_file()
+    model, summary = train_role_model(role_set, RoleTrainingConfig(steps=300))
+    assert summary["documents"] == 2 and summary["unaligned"] == 0 and summary["per_role"]["form"] == 2
+    path = model.save(tmp_path / "model", card="# test")
+    loaded = RoleModel.load(path)
+    x = np.asarray(document_features(_doc([Block("paragraph", "Signed: ___ Date: ___")])))
+    assert np.allclose(loaded.predict_proba(x), model.predict_proba(x))
+    result = evaluate_roles(role_set, model=loaded, splits=("test",))["test"]
+    assert result["paragraphs"] == 5 and result["accuracy"] >= 0.8
+    with pytest.raises(ConfigurationError, match="no documents"):
+        evaluate_roles(role_set, model=loaded, splits=("demo",))
+    # a model trained on other features is refused with a way out
+    cfg = json.loads((path / "config.json").read_text())
+    cfg["feature_names"] = cfg["feature_names"][:-1]
+    (path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ModelError, match="compliance roles train"):
+        RoleModel.load(path)
+    assert labels.is_file()
+
+
+def _bag_of_words(texts: Sequence[str]) -> np.ndarray:
+    """A deterministic stand-in for a sentence encoder: hashed bag of words, L2-normalised (16 dims)."""
+    out = np.zeros((len(texts), 16), dtype=np.float32)
+    for i, text in enumerate(texts):
+        for word in text.lower().split():
+            out[i, sum(map(ord, word)) % 16] += 1.0
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, 1e-6)
+
+
+def test_the_embedding_head_is_used_when_embeddings_are_given(tmp_path: Path) -> None:
+    _write_set(tmp_path)
+    role_set = load_role_set(tmp_path / "labels.jsonl")
+    with pytest.raises(ConfigurationError, match="embedder"):
+        train_role_model(role_set, RoleTrainingConfig(embedding=True))
+    model, _ = train_role_model(role_set, RoleTrainingConfig(embedding=True, steps=200), embed=_bag_of_words)
+    assert model.has_embedding_head and model.encoder == "all-MiniLM-L6-v2"
+    loaded = RoleModel.load(model.save(tmp_path / "m"))
+    doc = _doc([Block("paragraph", "Backups are encrypted every night.")])
+    x = np.asarray(document_features(doc))
+    with_embedding = loaded.predict_proba(x, _bag_of_words([doc.paragraphs[0].text]))
+    assert with_embedding.shape == (1, len(PARAGRAPH_ROLES))
+    assert not np.allclose(with_embedding, loaded.predict_proba(x))
+    assert assign_roles([doc], model=loaded, embed=_bag_of_words)[0].metadata["role_model"] == "embedding"
+
+
+def test_roles_cli_train_and_evaluate(tmp_path: Path) -> None:
+    labels = _write_set(tmp_path)
+    out = tmp_path / "roles-model"
+    runner = CliRunner()
+    trained = runner.invoke(cli, ["roles", "train", str(labels), "--out", str(out), "--json"])
+    assert trained.exit_code == 0, trained.output
+    data = json.loads(trained.stdout)
+    assert data["path"] == str(out) and "structure" in data["evaluation"]
+    assert (out / "MODEL_CARD.md").read_text().startswith("# Paragraph role model")
+    shown = runner.invoke(cli, ["roles", "evaluate", str(tmp_path), "--model", str(out), "--errors"])
+    assert shown.exit_code == 0, shown.output
+    assert "structure head, test" in shown.stdout and "precision" in shown.stdout
+    missing = runner.invoke(cli, ["roles", "evaluate", str(tmp_path), "--model", str(out), "--split", "demo"])
+    assert missing.exit_code == 1 and "C101" in missing.stderr
+
+
+def test_the_trained_model_is_used_from_the_model_directory(tmp_path: Path) -> None:
+    from compliance.connectors.roles import user_role_model_dir
+
+    labels = _write_set(tmp_path)
+    assert default_role_model().meta["training_set"]["documents"] > 2  # the shipped one
+    result = CliRunner().invoke(cli, ["roles", "train", str(labels)])
+    assert result.exit_code == 0, result.output
+    assert (user_role_model_dir() / "config.json").is_file()
+    assert default_role_model().meta["training_set"]["documents"] == 2
