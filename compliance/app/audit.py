@@ -91,6 +91,8 @@ def audit_documents(
     relative_to: Path | None = None,
     recursive: bool = True,
     on_error: OnError | None = None,
+    laws: Sequence[str] = (),
+    reclassify: bool = False,
 ) -> AuditReport:
     """Ingest ``sources`` and link every new paragraph to GDPR articles.
 
@@ -102,6 +104,10 @@ def audit_documents(
         relative_to: store document sources relative to this folder.
         recursive: descend into sub-folders.
         on_error: called for every file that could not be read (the audit goes on).
+        laws: other installed laws (short names) to link every paragraph to as well, through the
+            document-to-law retriever (:func:`compliance.app.law_links.link_other_laws`); ``gdpr`` is the
+            classifier's and is skipped there.
+        reclassify: classify every paragraph again even when this model already did (``audit --rescore``).
 
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
@@ -124,6 +130,8 @@ def audit_documents(
         "paths": source_labels(given),
         "linking": {**asdict(config), "review_band": list(band)},
         "law_id": law_id,
+        "laws": list(laws),
+        "reclassify": reclassify,
     }
     umbrella_articles = {a for a, _ in (classifier.config.umbrellas or ())}
     failures: list[FileFailure] = []
@@ -139,7 +147,7 @@ def audit_documents(
                 continue
             doc, saved, status = outcome.document, outcome.saved, outcome.status
             paragraphs = list(store.iter_paragraphs(document_ids=[saved.document_id]))
-            done = {
+            done = set() if reclassify else {
                 link.paragraph_id
                 for link in store.list_links(document_id=saved.document_id)
                 if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
@@ -195,6 +203,12 @@ def audit_documents(
                     ],
                 )
             )
+        if laws:
+            from compliance.app.law_links import link_other_laws
+
+            law_links = link_other_laws(store, run.id, [d.document_id for d in summaries], laws)
+            run.stats["law_links"] = law_links
+            total_links += law_links
         run.stats.update(
             {
                 "documents": len(summaries),

@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "map": ("compliance.cli.map", "map_command", "Map texts (JSONL or --text) to ranked GDPR articles."),
     "audit": ("compliance.cli.audit", "audit_command", "Ingest documents, link paragraphs to GDPR articles."),
     "alerts": ("compliance.cli.alerts", "alerts", "List, show and acknowledge alerts raised by new laws."),
+    "links": ("compliance.cli.links", "links", "List, review, export and import links; diff two runs."),
+    "report": ("compliance.cli.report", "report_command", "Coverage and gap report (HTML, XLSX, JSON)."),
     "search": (
         "compliance.cli.search",
         "search",
