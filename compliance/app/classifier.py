@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "TrainRequest",
+    "calibrate_classifier_from_reviews",
     "evaluate_classifier",
     "gdpr_training_inputs",
     "load_classifier",
@@ -53,6 +54,9 @@ class TrainRequest:
         umbrellas: score with the principle umbrellas.
         device: ``auto``, ``cpu``, ``cuda`` (default: ``COMPLIANCE_DEVICE``).
         bf16: force bf16 autocast on or off (default: where the hardware supports it).
+        with_reviews: add the reviewed GDPR links of the database (accepted: positives, rejected: negatives,
+            :func:`compliance.models.reviews.reviewed_items`) to the recipe's data.
+        database_url: the database to read reviews from (default: the configured one).
     """
 
     recipe: str = "r"
@@ -65,6 +69,8 @@ class TrainRequest:
     umbrellas: bool = True
     device: str | None = None
     bf16: bool | None = None
+    with_reviews: bool = False
+    database_url: str | None = None
 
 
 def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
@@ -85,6 +91,14 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
     target = request.out_dir or default_model_path()
     law, recital_map = gdpr_training_inputs()
     extra_path = request.extra_path
+    reviews = []
+    if request.with_reviews:
+        from compliance.app.store import open_store
+        from compliance.models.reviews import reviewed_items
+
+        reviews = reviewed_items(open_store(request.database_url))
+        if not reviews:
+            raise ConfigurationError("--with-reviews: no reviewed GDPR links in the database yet")
     with tempfile.TemporaryDirectory() as tmp:
         if request.gdprhub_train:
             if extra_path is not None:
@@ -107,6 +121,7 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
             device=request.device,
             bf16=request.bf16,
             prior_weight=request.prior_weight,
+            reviews=reviews,
         )
     m = result.metrics
     return {
@@ -121,6 +136,7 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
         "ece_final": m["calibration"]["ece_final"],
         "heldout": m["heldout_after"],
         "heldout_final": m["heldout_final"],
+        "reviews": result.data.provenance.get("reviews"),
     }
 
 
@@ -235,3 +251,28 @@ def evaluate_classifier(
         limit=limit,
         progress=progress,
     )
+
+
+def calibrate_classifier_from_reviews(
+    model_path: Path | None = None,
+    *,
+    database_url: str | None = None,
+    device: str | None = None,
+    write: bool = True,
+) -> dict[str, Any]:
+    """Refit the classifier's temperature and review band on the reviewed GDPR links of the database
+    (:func:`compliance.models.review_calibration.calibrate_from_reviews`); returns the before/after summary.
+
+    Raises:
+        ConfigurationError: too few reviewed paragraphs.
+        ModelNotFoundError: no classifier at ``model_path``.
+    """
+    from compliance.app.store import open_store
+    from compliance.models.classifier import default_model_path
+    from compliance.models.review_calibration import calibrate_from_reviews
+    from compliance.models.reviews import reviewed_items
+
+    path = model_path or default_model_path()
+    items = reviewed_items(open_store(database_url))
+    summary = calibrate_from_reviews(path, items, device=device, write=write)
+    return {"path": str(path), "written": write, **summary}

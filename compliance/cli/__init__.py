@@ -22,6 +22,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "documents": ("compliance.cli.documents", "documents", "List and show stored documents."),
     "db": ("compliance.cli.db", "db", "Database administration (migrations)."),
     "train": ("compliance.cli.train", "train_command", "Train the GDPR article classifier."),
+    "calibrate": (
+        "compliance.cli.calibrate",
+        "calibrate_command",
+        "Refit the classifier's temperature and review band on reviews.",
+    ),
     "evaluate": (
         "compliance.cli.evaluate",
         "evaluate_command",

@@ -1,0 +1,170 @@
+"""How much do reviews improve the classifier? The learning curve of ``compliance train --with-reviews``, with
+reviewers simulated on the GDPRhub development set.
+
+Protocol (nothing of the held-out half is ever seen before scoring):
+
+1. the GDPRhub cases are split by id hash (:func:`compliance.evaluation.queries.gdprhub_split`): the *training*
+   half plays the organisation's reviewed paragraphs, the *test* half is only scored;
+2. a base model (no reviews) is trained with the chosen recipe; it suggests its top ``k`` articles for every
+   training-half case, and a simulated reviewer — who knows the case's gold articles — accepts the suggestions
+   that are gold, rejects the others, and adds the gold articles the model missed (so positives = the gold
+   articles, negatives = the suggestions that were wrong);
+3. the reviewed cases are taken in a fixed shuffled order (seed), and a model is trained with the first
+   0, 50, 100, 200, 500 and all of them (the same recipe, reviews added to its data);
+4. every model is scored on the test half (MRR and macro-F1 = seed 000's F^μ), beside the frequency prior of
+   the training half's articles.
+
+The full default recipe ``r`` (all layers, 2 epochs, a soup of 3 seeds) takes 6–20 minutes per model on two
+CPU cores; the curve uses the light ``r-fast`` regime (top two layers, one epoch, one seed) for every point, so
+the numbers measure the *effect of the reviews* on one recipe, not the default model's absolute quality::
+
+    python -m experiments.review_learning_curve --recipe r-fast --out var/review-curve.json
+
+(``--points 0,50`` and ``--limit-test N`` for a quick look.)
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from compliance.evaluation.evaluator import ArticleEvaluator
+from compliance.evaluation.queries import gdprhub_path, gdprhub_query_set, gdprhub_split, load_gdprhub
+from compliance.evaluation.rankers import ClassifierRanker, FrequencyPrior
+from compliance.models.reviews import ReviewedItem
+
+__all__ = ["DEFAULT_POINTS", "main", "render_table", "run_curve", "simulate_reviews"]
+
+DEFAULT_POINTS = (0, 50, 100, 200, 500, -1)  # -1: all reviewed items
+
+
+def simulate_reviews(
+    rows: Sequence[dict[str, Any]], suggestions: Sequence[Sequence[int]]
+) -> list[ReviewedItem]:
+    """A reviewer who knows the gold articles: accepts the gold suggestions, rejects the others, adds the gold
+    articles the model missed."""
+    items = []
+    for row, suggested in zip(rows, suggestions, strict=True):
+        gold = {int(a) for a in row["gdpr_articles"]}
+        rejected = tuple(sorted(a for a in suggested if a not in gold))
+        items.append(ReviewedItem(str(row["id"]), str(row["text"]), tuple(sorted(gold)), rejected))
+    return items
+
+
+def _train(recipe: str, reviews: Sequence[ReviewedItem], out: Path, seed: int | None) -> Any:
+    from compliance.app.classifier import gdpr_training_inputs
+    from compliance.models.training import get_recipe, train
+
+    law, recital_map = gdpr_training_inputs()
+    chosen = get_recipe(recipe, seed=seed)
+    return train(chosen, law, recital_map, out_dir=out, reviews=reviews).classifier
+
+
+def run_curve(
+    *,
+    recipe: str = "r-fast",
+    points: Sequence[int] = DEFAULT_POINTS,
+    top_k: int = 3,
+    seed: int = 7,
+    limit_test: int | None = None,
+    train_seed: int | None = None,
+) -> dict[str, Any]:
+    """Train and score the models of the curve; returns the rows and the protocol."""
+    path = gdprhub_path()
+    if path is None:
+        raise click.ClickException("no GDPRhub file: set COMPLIANCE_SHARED_DATA")
+    rows = load_gdprhub(path)
+    train_rows = [r for r in rows if gdprhub_split(str(r["id"])) == "train"]
+    test = gdprhub_query_set(rows, "test")
+    if limit_test is not None:
+        keep = sorted(test.gold)[:limit_test]
+        test = type(test)(test.name, {k: test.queries[k] for k in keep}, {k: test.gold[k] for k in keep})
+    evaluator = ArticleEvaluator.from_query_set(test)
+    random.Random(seed).shuffle(train_rows)
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.monotonic()
+        base = _train(recipe, (), Path(tmp) / "m0", train_seed)
+        labels = list(base.labels)
+        prior = FrequencyPrior(
+            Counter(a for r in train_rows for a in r["gdpr_articles"]), labels, "frequency prior (train half)"
+        )
+        prior_metrics = evaluator(prior)
+        suggestions = [[s.article for s in ranked] for ranked in base.rank([r["text"] for r in train_rows], top_k=top_k)]
+        reviewed = simulate_reviews(train_rows, suggestions)
+        for n in points:
+            count = len(reviewed) if n < 0 else min(n, len(reviewed))
+            started = time.monotonic()
+            model = base if count == 0 else _train(recipe, reviewed[:count], Path(tmp) / f"m{count}", train_seed)
+            m = evaluator(ClassifierRanker(model))
+            results.append(
+                {
+                    "reviewed": count,
+                    "accepted": sum(len(x.accepted) for x in reviewed[:count]),
+                    "rejected": sum(len(x.rejected) for x in reviewed[:count]),
+                    "mrr": m["gdprhub-test_mrr"],
+                    "f_mu": m["gdprhub-test_f_mu"],
+                    "acc@1": m["gdprhub-test_acc@1"],
+                    "ece": m.get("gdprhub-test_ece"),
+                    "seconds": round(time.monotonic() - started, 1) if count else None,
+                }
+            )
+    return {
+        "protocol": {
+            "recipe": recipe,
+            "suggested_top_k": top_k,
+            "shuffle_seed": seed,
+            "train_seed": train_seed,
+            "train_half": len(train_rows),
+            "test_half": len(test.gold),
+            "elapsed_s": round(time.monotonic() - t0, 1),
+        },
+        "prior": {"mrr": prior_metrics["gdprhub-test_mrr"], "f_mu": prior_metrics["gdprhub-test_f_mu"]},
+        "rows": results,
+    }
+
+
+def render_table(result: dict[str, Any]) -> str:
+    """The curve as a Markdown table."""
+    p = result["prior"]
+    lines = [
+        "| reviewed cases | accepted / added | rejected | MRR | macro-F1 (F^μ) | acc@1 |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"| frequency prior | | | {p['mrr']:.3f} | {p['f_mu']:.3f} | |",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['reviewed']} | {r['accepted']} | {r['rejected']} | {r['mrr']:.3f} | {r['f_mu']:.3f} | "
+            f"{r['acc@1']:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--recipe", default="r-fast", show_default=True, help="Recipe of every model of the curve.")
+@click.option("--points", default="0,50,100,200,500,all", show_default=True, help="Reviewed-case counts.")
+@click.option("--top-k", type=int, default=3, show_default=True, help="Suggestions a reviewer decides per case.")
+@click.option("--seed", type=int, default=7, show_default=True, help="Order in which cases get reviewed.")
+@click.option("--limit-test", type=int, default=None, help="Score only this many test cases (quick look).")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the result as JSON here.")
+def main(recipe: str, points: str, top_k: int, seed: int, limit_test: int | None, out: Path | None) -> None:
+    """Train with 0 … all simulated reviews and print the learning-curve table."""
+    chosen = tuple(-1 if p.strip() == "all" else int(p) for p in points.split(",") if p.strip())
+    result = run_curve(recipe=recipe, points=chosen, top_k=top_k, seed=seed, limit_test=limit_test)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    click.echo(json.dumps(result["protocol"]))
+    click.echo(render_table(result))
+
+
+if __name__ == "__main__":
+    main()
