@@ -25,8 +25,8 @@ IR8477_RELATIONSHIPS = {
 }
 
 
-@lru_cache(maxsize=1)
-def _validator() -> Any:
+@lru_cache(maxsize=2)
+def _validator(root: str | None = None) -> Any:
     import regex
     from jsonschema import Draft7Validator, validators
     from jsonschema.exceptions import ValidationError
@@ -37,14 +37,22 @@ def _validator() -> Any:
 
     cls = validators.extend(Draft7Validator, {"pattern": pattern})
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    if root is not None:  # one model's root element, so that errors are reported where they are
+        schema = {"$ref": f"#/definitions/{root}", "definitions": schema["definitions"]}
     return cls(schema, format_checker=Draft7Validator.FORMAT_CHECKER)
 
 
 def validate_oscal(document: dict[str, Any]) -> list[str]:
     """Every schema violation (``path: message``), plus relationships outside the IR 8477 vocabulary."""
+    if set(document) - {"$schema"} != {"mapping-collection"}:
+        return [f"expected one 'mapping-collection' root, got {sorted(document)}"]
+    inner = _validator("oscal-complete-oscal-mapping:mapping-collection")
     errors = [
-        "/".join(map(str, e.absolute_path)) + f": {e.message[:300]}" for e in _validator().iter_errors(document)
+        "mapping-collection/" + "/".join(map(str, e.absolute_path)) + f": {e.message[:300]}"
+        for e in inner.iter_errors(document["mapping-collection"])
     ]
+    if not errors and not _validator().is_valid(document):  # the complete schema's own root check
+        errors.append("not valid under the complete schema's root")
     for mapping in document.get("mapping-collection", {}).get("mappings", []):
         for m in mapping.get("maps", []):
             if "ns" not in m and m.get("relationship") not in IR8477_RELATIONSHIPS:
