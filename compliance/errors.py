@@ -170,7 +170,10 @@ class ReviewImportError(ComplianceError, ValueError):
     http_status = 422
 
     def __init__(self, source: str, problems: list[tuple[int, int | None, str]]) -> None:
-        lines = [f"row {row}" + (f" (link {link})" if link is not None else "") + f": {what}" for row, link, what in problems]
+        lines = [
+            f"row {row}" + (f" (link {link})" if link is not None else "") + f": {what}"
+            for row, link, what in problems
+        ]
         super().__init__(
             f"{source}: {len(problems)} bad row(s), nothing was applied:\n  " + "\n  ".join(lines)
         )

@@ -98,12 +98,16 @@ def run_curve(
             Counter(a for r in train_rows for a in r["gdpr_articles"]), labels, "frequency prior (train half)"
         )
         prior_metrics = evaluator(prior)
-        suggestions = [[s.article for s in ranked] for ranked in base.rank([r["text"] for r in train_rows], top_k=top_k)]
+        suggestions = [
+            [s.article for s in ranked] for ranked in base.rank([r["text"] for r in train_rows], top_k=top_k)
+        ]
         reviewed = simulate_reviews(train_rows, suggestions)
         for n in points:
             count = len(reviewed) if n < 0 else min(n, len(reviewed))
             started = time.monotonic()
-            model = base if count == 0 else _train(recipe, reviewed[:count], Path(tmp) / f"m{count}", train_seed)
+            model = (
+                base if count == 0 else _train(recipe, reviewed[:count], Path(tmp) / f"m{count}", train_seed)
+            )
             m = evaluator(ClassifierRanker(model))
             results.append(
                 {
@@ -151,7 +155,9 @@ def render_table(result: dict[str, Any]) -> str:
 @click.command()
 @click.option("--recipe", default="r-fast", show_default=True, help="Recipe of every model of the curve.")
 @click.option("--points", default="0,50,100,200,500,all", show_default=True, help="Reviewed-case counts.")
-@click.option("--top-k", type=int, default=3, show_default=True, help="Suggestions a reviewer decides per case.")
+@click.option(
+    "--top-k", type=int, default=3, show_default=True, help="Suggestions a reviewer decides per case."
+)
 @click.option("--seed", type=int, default=7, show_default=True, help="Order in which cases get reviewed.")
 @click.option("--limit-test", type=int, default=None, help="Score only this many test cases (quick look).")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the result as JSON here.")

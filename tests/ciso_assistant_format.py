@@ -95,7 +95,10 @@ def check_library(lib: dict[str, Any]) -> list[str]:
             ):
                 errors.append("the GDPR framework is used without the GDPR library as a dependency")
         for m in ms.get("requirement_mappings", []):
-            for side, fw in (("source_requirement_urn", "source_framework_urn"), ("target_requirement_urn", "target_framework_urn")):
+            for side, fw in (
+                ("source_requirement_urn", "source_framework_urn"),
+                ("target_requirement_urn", "target_framework_urn"),
+            ):
                 urn = m.get(side)
                 known = nodes.get(ms.get(fw))
                 if known is not None and urn not in known:

@@ -23,8 +23,10 @@ pytest.importorskip("regex")
 NOW = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
 
 
-def link(link_id: int, key: str, status: str, score: float, *, doc: int = 1, para: int = 0, **kw: Any) -> CurrentLink:
-    text = kw.pop("text", f"=HYPERLINK(\"x\") paragraph {para} of document {doc} about security")
+def link(
+    link_id: int, key: str, status: str, score: float, *, doc: int = 1, para: int = 0, **kw: Any
+) -> CurrentLink:
+    text = kw.pop("text", f'=HYPERLINK("x") paragraph {para} of document {doc} about security')
     values: dict[str, Any] = {
         "link_id": link_id,
         "run_id": 1,
@@ -91,7 +93,11 @@ def test_oscal_mapping_collection_is_valid_and_says_draft_until_accepted() -> No
     assert maps[0]["confidence-score"] == {"percentage": 0.81}
     assert maps[3]["confidence-score"] == {"category": "high"}  # added by a reviewer
     assert maps[1]["targets"] == [
-        {"type": "statement", "id-ref": "art:32/par:1", "remarks": "GDPR art:32/par:1 — Security of processing"}
+        {
+            "type": "statement",
+            "id-ref": "art:32/par:1",
+            "remarks": "GDPR art:32/par:1 — Security of processing",
+        }
     ]
     assert maps[0]["sources"][0]["id-ref"] == "doc-1-p0"
     # the same links give the same identifiers
@@ -133,7 +139,9 @@ def test_ciso_assistant_library_for_the_gdpr_targets_its_own_framework() -> None
     forward, reverse = lib["objects"]["requirement_mapping_sets"]
     assert forward["target_framework_urn"] == "urn:intuitem:risk:framework:gdpr"
     assert [m["strength_of_relationship"] for m in forward["requirement_mappings"]] == [10, 4, 6, 10]
-    assert forward["requirement_mappings"][1]["target_requirement_urn"] == "urn:intuitem:risk:req_node:gdpr:32.1"
+    assert (
+        forward["requirement_mappings"][1]["target_requirement_urn"] == "urn:intuitem:risk:req_node:gdpr:32.1"
+    )
     assert reverse["source_framework_urn"] == forward["target_framework_urn"]
     import yaml
 
@@ -185,12 +193,20 @@ def test_coverage_model() -> None:
         generated_at=NOW,
     )
     states = {a.key: a.state for a in report.articles}
-    assert states == {"art:5": "gap", "art:15": "covered", "art:17": "rejected", "art:32": "covered", "art:33": "suggested"}
+    assert states == {
+        "art:5": "gap",
+        "art:15": "covered",
+        "art:17": "rejected",
+        "art:32": "covered",
+        "art:33": "suggested",
+    }
     assert [a.key for a in report.gaps] == ["art:5", "art:17", "art:33"]
     assert [a.key for a in report.suggested_only] == ["art:33"]
     art32 = next(a for a in report.articles if a.key == "art:32")
     assert art32.cells == {1: "accepted", 2: ""}
-    assert art32.evidence is not None and art32.evidence.link_id == 1  # accepted beats a higher-scored suggestion
+    assert (
+        art32.evidence is not None and art32.evidence.link_id == 1
+    )  # accepted beats a higher-scored suggestion
     assert report.progress == {"accepted": 2, "proposed": 1, "needs-review": 1, "rejected": 1}
     d = report.to_dict()
     assert d["summary"] == {
@@ -201,4 +217,6 @@ def test_coverage_model() -> None:
         "coverage": 0.4,
         "reviewed_share": 0.6,
     }
-    assert d["chapters"] == [{"key": "—", "title": "—", "articles": 5, "covered": 2, "suggested": 1, "share": 0.4}]
+    assert d["chapters"] == [
+        {"key": "—", "title": "—", "articles": 5, "covered": 2, "suggested": 1, "share": 0.4}
+    ]

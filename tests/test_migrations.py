@@ -14,6 +14,7 @@ from compliance.store import Store
 from compliance.store.orm import Base
 
 TABLES = set(Base.metadata.tables)
+HEAD = Store.head_revision()
 
 
 def tables(store: Store) -> set[str]:
@@ -22,7 +23,7 @@ def tables(store: Store) -> set[str]:
 
 
 def test_upgraded_database_matches_the_models(store: Store) -> None:
-    assert store.current_revision() == store.head_revision() == "0001"
+    assert store.current_revision() == store.head_revision() == HEAD
     assert tables(store) >= TABLES
     assert store.schema_diff() == []
 
@@ -33,7 +34,7 @@ def test_downgrade_to_base_and_upgrade_again(store: Store) -> None:
     assert store.current_revision() is None
     assert store.is_empty()
     store.upgrade()
-    assert store.current_revision() == "0001"
+    assert store.current_revision() == HEAD
     assert store.schema_diff() == []
 
 
@@ -130,8 +131,8 @@ def test_new_revision_script_for_developers(tmp_path: Path, monkeypatch: pytest.
     shutil.copytree(schema.migrations_dir(), copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(schema, "migrations_dir", lambda: copy)
     path = schema.new_revision("Add a column!")
-    assert path == copy / "versions" / "0002_add_a_column.py" and path.exists()
+    assert path == copy / "versions" / f"{int(HEAD) + 1:04d}_add_a_column.py" and path.exists()
     text = path.read_text()
-    assert "down_revision: str | None = '0001'" in text
-    # the models and revision 0001 agree, so autogenerate finds nothing to do
+    assert f"down_revision: str | None = '{HEAD}'" in text
+    # the models and the head revision agree, so autogenerate finds nothing to do
     assert "op." not in text.split("def upgrade")[1].split("def downgrade")[0]

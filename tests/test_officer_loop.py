@@ -72,10 +72,14 @@ def ok_json(db: str, *args: str | Path) -> Any:
 
 def audit(db: str, policies: Path, *extra: str | Path) -> Any:
     model = shared_tiny_classifier()
-    return ok_json(db, "audit", policies, "--model", model, "--relative-to", policies.parent, "--top-k", "3", *extra)
+    return ok_json(
+        db, "audit", policies, "--model", model, "--relative-to", policies.parent, "--top-k", "3", *extra
+    )
 
 
-def _fill(path: Path, decisions: dict[int, tuple[str, str]], *, edit: dict[int, dict[str, Any]] | None = None) -> None:
+def _fill(
+    path: Path, decisions: dict[int, tuple[str, str]], *, edit: dict[int, dict[str, Any]] | None = None
+) -> None:
     """Fill in the decision (and comment) of some link rows of an exported XLSX, like an officer would."""
     from openpyxl import load_workbook
 
@@ -114,7 +118,9 @@ def test_the_officers_loop(database: str, policies: Path, tmp_path: Path) -> Non
     first, second, third = listed[0]["link_id"], listed[1]["link_id"], listed[2]["link_id"]
 
     # 2. accept two, reject one
-    accepted = run(db, "links", "review", first, second, "--accept", "--reviewer", "alice", "--comment", "fits")
+    accepted = run(
+        db, "links", "review", first, second, "--accept", "--reviewer", "alice", "--comment", "fits"
+    )
     assert accepted.exit_code == 0
     assert accepted.stdout.splitlines() == [
         f"link {first}: accepted by alice (review 1)",
@@ -137,8 +143,13 @@ def test_the_officers_loop(database: str, policies: Path, tmp_path: Path) -> Non
         "alice",
     )
     shown = ok_json(db, "links", "show", first)
-    assert [(r["decision"], r["reviewer"], r["source"]) for r in shown["reviews"]] == [("accepted", "alice", "cli")]
-    assert shown["reviews"][0]["suggested_by"] == {"run_id": audited["run_id"], "model": audited["model"]["identity"]}
+    assert [(r["decision"], r["reviewer"], r["source"]) for r in shown["reviews"]] == [
+        ("accepted", "alice", "cli")
+    ]
+    assert shown["reviews"][0]["suggested_by"] == {
+        "run_id": audited["run_id"],
+        "model": audited["model"]["identity"],
+    }
     entries = [e for e in shown["audit"] if e["action"] == "link.review"]
     assert [(e["actor"], e["details"]["decision"]) for e in entries] == [("alice", "accepted")]
     statuses = {x["link_id"]: x["status"] for x in ok_json(db, "links", "list")}
@@ -163,7 +174,11 @@ def test_the_officers_loop(database: str, policies: Path, tmp_path: Path) -> Non
     imported = ok_json(db, "links", "import", sheet, "--reviewer", "carol")
     expected = {"rejected": 1, "accepted": 1, **({"needs-review": 1} if fifth else {})}
     assert imported["decisions"] == expected
-    assert (imported["applied"], imported["rows"], imported["empty"]) == (len(changes), total + 1, total + 1 - len(changes))
+    assert (imported["applied"], imported["rows"], imported["empty"]) == (
+        len(changes),
+        total + 1,
+        total + 1 - len(changes),
+    )
     after = {x["link_id"]: x for x in ok_json(db, "links", "list")}
     assert after[first]["status"] == "rejected" and after[first]["reviewer"] == "carol"
     assert after[fourth]["status"] == "accepted"
@@ -201,9 +216,9 @@ def test_the_officers_loop(database: str, policies: Path, tmp_path: Path) -> Non
     assert len(maps) == len(not_rejected)
     yaml_out = tmp_path / "mapping.yaml"
     assert ok_json(db, "links", "export", yaml_out, "--organisation", "Acme")["links"] == len(not_rejected)
-    from tests.ciso_assistant_format import check_library
-
     import yaml
+
+    from tests.ciso_assistant_format import check_library
 
     library = yaml.safe_load(yaml_out.read_text())
     assert check_library(library) == []
@@ -223,7 +238,9 @@ def test_bad_or_stale_spreadsheet_changes_nothing(database: str, policies: Path,
     a, b, c, d, e = (x["link_id"] for x in links[:5])
     sheet = tmp_path / "review.xlsx"
     assert run(db, "links", "export", sheet).exit_code == 0
-    run(db, "links", "review", e, "--accept", "--reviewer", "dave")  # decided by someone else after the export
+    run(
+        db, "links", "review", e, "--accept", "--reviewer", "dave"
+    )  # decided by someone else after the export
     _fill(
         sheet,
         {a: ("accept", ""), b: ("maybe", ""), c: ("reject", ""), e: ("reject", "")},
@@ -244,7 +261,9 @@ def test_bad_or_stale_spreadsheet_changes_nothing(database: str, policies: Path,
 
     # a document changed since the export: its rows are stale
     sheet2 = tmp_path / "review2.csv"
-    assert run(db, "links", "export", sheet2, "--status", "needs-review", "--status", "proposed").exit_code == 0
+    assert (
+        run(db, "links", "export", sheet2, "--status", "needs-review", "--status", "proposed").exit_code == 0
+    )
     rows = sheet2.read_text(encoding="utf-8").splitlines()
     header = rows[0].split(",")
     import csv

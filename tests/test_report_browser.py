@@ -65,13 +65,31 @@ def test_the_report_in_chromium(tmp_path: Path) -> None:
                 page.on("request", lambda r: requests.append(r.url))
                 page.goto(page_file.as_uri())
                 gaps = page.locator("#gaps li")
-                assert gaps.evaluate_all("els => els.map(e => e.dataset.article)") == ["art:5", "art:17", "art:33"]
-                assert gaps.evaluate_all("els => els.map(e => e.dataset.state)") == ["gap", "rejected", "suggested"]
+                assert gaps.evaluate_all("els => els.map(e => e.dataset.article)") == [
+                    "art:5",
+                    "art:17",
+                    "art:33",
+                ]
+                assert gaps.evaluate_all("els => els.map(e => e.dataset.state)") == [
+                    "gap",
+                    "rejected",
+                    "suggested",
+                ]
                 assert "suggested only" in gaps.nth(2).inner_text()
                 cell = page.locator('#matrix rect[data-doc="1"][data-article="art:32"]')
                 assert cell.get_attribute("data-state") == "accepted"
-                assert page.locator('#matrix rect[data-doc="2"][data-article="art:33"]').get_attribute("data-state") == "suggested"
-                assert page.locator('#matrix rect[data-doc="1"][data-article="art:17"]').get_attribute("data-state") == "rejected"
+                assert (
+                    page.locator('#matrix rect[data-doc="2"][data-article="art:33"]').get_attribute(
+                        "data-state"
+                    )
+                    == "suggested"
+                )
+                assert (
+                    page.locator('#matrix rect[data-doc="1"][data-article="art:17"]').get_attribute(
+                        "data-state"
+                    )
+                    == "rejected"
+                )
                 assert page.locator("#matrix rect").count() == 10  # 2 documents x 5 articles
                 assert page.locator("#covered-count").inner_text() == "2"
                 assert page.locator("#gap-count").inner_text() == "3"

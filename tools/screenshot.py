@@ -29,7 +29,11 @@ def screenshot(page_file: Path, out: Path, width: int = 1280) -> Path:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch_persistent_context(
-                profile, executable_path=CHROMIUM, args=ARGS, headless=True, viewport={"width": width, "height": 900}
+                profile,
+                executable_path=CHROMIUM,
+                args=ARGS,
+                headless=True,
+                viewport={"width": width, "height": 900},
             )
             try:
                 page = browser.new_page()

@@ -138,6 +138,8 @@ def audit_documents(
     summaries: list[AuditedDocument] = []
     total_links = 0
     items = expand_sources(given, recursive=recursive)
+    for name in laws:  # an unknown law fails before anything is stored
+        store.law_record(name)
     with store.run("audit", run_config, model=model_info) as run:
         for outcome in save_sources(
             store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error
@@ -147,11 +149,15 @@ def audit_documents(
                 continue
             doc, saved, status = outcome.document, outcome.saved, outcome.status
             paragraphs = list(store.iter_paragraphs(document_ids=[saved.document_id]))
-            done = set() if reclassify else {
-                link.paragraph_id
-                for link in store.list_links(document_id=saved.document_id)
-                if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
-            }
+            done = (
+                set()
+                if reclassify
+                else {
+                    link.paragraph_id
+                    for link in store.list_links(document_id=saved.document_id)
+                    if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
+                }
+            )
             todo = [(p.id, p.text) for p in paragraphs if p.id not in done]
             results = classify_paragraphs(classifier, todo, config)
             links = new_links(results, provision_ids, classifier.identity, {"run": run.id})

@@ -79,7 +79,8 @@ def _document_ids(store: Store, *documents: int | str | None) -> list[int] | Non
     if not wanted:
         return None
     return [
-        int(store.get_document(int(d) if isinstance(d, int) or str(d).isdigit() else str(d)).id) for d in wanted
+        int(store.get_document(int(d) if isinstance(d, int) or str(d).isdigit() else str(d)).id)
+        for d in wanted
     ]
 
 
@@ -216,7 +217,9 @@ def add_link(
         assert ids is not None
         wanted = [p for p in store.iter_paragraphs(document_ids=ids) if p.ordinal == paragraph]
         if not wanted:
-            raise NotFoundError(f"document {document} has no paragraph {paragraph} (see `compliance documents show`)")
+            raise NotFoundError(
+                f"document {document} has no paragraph {paragraph} (see `compliance documents show`)"
+            )
         paragraph_id = wanted[0].id
     else:
         store.get_paragraphs([paragraph_id])  # raises when unknown
@@ -260,7 +263,11 @@ def export_links_file(
     Raises:
         ConfigurationError: unknown format; an OSCAL or CISO Assistant export without exactly one law.
     """
-    fmt = (fmt or {".yaml": "ciso-assistant", ".yml": "ciso-assistant"}.get(out.suffix.lower()) or out.suffix.lstrip(".")).lower()
+    fmt = (
+        fmt
+        or {".yaml": "ciso-assistant", ".yml": "ciso-assistant"}.get(out.suffix.lower())
+        or out.suffix.lstrip(".")
+    ).lower()
     if fmt not in EXPORT_FORMATS:
         raise ConfigurationError(f"export format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}")
     links = list_links(store, query)
@@ -282,7 +289,9 @@ def export_links_file(
     else:
         from compliance.reports.ciso_assistant import ciso_assistant_library, dump_yaml
 
-        out.write_text(dump_yaml(ciso_assistant_library(chosen, law, organisation=organisation)), encoding="utf-8")
+        out.write_text(
+            dump_yaml(ciso_assistant_library(chosen, law, organisation=organisation)), encoding="utf-8"
+        )
     return ExportResult(str(out), fmt, len(chosen))
 
 
@@ -388,7 +397,11 @@ def import_reviews(store: Store, path: Path, reviewer: str, *, source: str = "im
         digest = r.values.get("text_sha256")
         if digest not in (None, "") and str(digest).strip() != link.text_sha256:
             problems.append(
-                (r.row, link_id, "the paragraph text fingerprint (text_sha256) does not match the stored paragraph")
+                (
+                    r.row,
+                    link_id,
+                    "the paragraph text fingerprint (text_sha256) does not match the stored paragraph",
+                )
             )
             continue
         exported = r.values.get("status")
@@ -525,7 +538,10 @@ def diff_links(
             weakened.append(change(k, f"accepted, no longer proposed (score was {a[k].score:.2f})"))
         elif high is not None and b[k].score < high:
             weakened.append(
-                change(k, f"accepted, score fell from {a[k].score:.2f} to {b[k].score:.2f}, below the review band ({high:.2f})")
+                change(
+                    k,
+                    f"accepted, score fell from {a[k].score:.2f} to {b[k].score:.2f}, below the review band ({high:.2f})",
+                )
             )
     return LinkDiff(run_a, run_b, len(scored), gained, lost, reranked, weakened)
 

@@ -40,7 +40,11 @@ def coverage_report(
         docs = store.list_documents()
     ids = [d.id for d in docs]
     links = store.current_links(document_ids=ids, law=record.identifier) if ids else []
-    others = [x for x in store.current_links(document_ids=ids) if x.law_identifier != record.identifier] if ids else []
+    others = (
+        [x for x in store.current_links(document_ids=ids) if x.law_identifier != record.identifier]
+        if ids
+        else []
+    )
     return build_coverage(
         law_obj,
         links,

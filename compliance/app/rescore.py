@@ -119,7 +119,9 @@ def rescore_documents(
         order = list(texts)
         ranked = classifier.rank([texts[p] for p in order], top_k=len(classifier.labels))
         score_of = {
-            (pid, f"art:{s.article}"): (s.score, s.rank) for pid, scores in zip(order, ranked, strict=True) for s in scores
+            (pid, f"art:{s.article}"): (s.score, s.rank)
+            for pid, scores in zip(order, ranked, strict=True)
+            for s in scores
         }
         kept = []
         for old in lost_accepted:
@@ -132,7 +134,20 @@ def rescore_documents(
                 "kept_from_link": old.link_id,
                 "reason": "accepted earlier; below the review band now",
             }
-            kept.append((old, NewLink(old.paragraph_id, old.provision_id, "classifier", score, rank, evidence, "needs-review")))
+            kept.append(
+                (
+                    old,
+                    NewLink(
+                        old.paragraph_id,
+                        old.provision_id,
+                        "classifier",
+                        score,
+                        rank,
+                        evidence,
+                        "needs-review",
+                    ),
+                )
+            )
         store.add_links(report.run_id, [n for _, n in kept])
         fresh = {
             (x.paragraph_id, x.provision_key): x

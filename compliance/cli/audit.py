@@ -139,4 +139,3 @@ def audit_command(
             click.echo(f"{len(result.failures)} file(s) could not be read", err=True)
     if not result.documents:
         raise click.exceptions.Exit(1)
-

@@ -40,7 +40,9 @@ def calibrate_command(
 
     if not from_reviews:  # pragma: no cover - required flag
         raise click.UsageError("--from-reviews is required")
-    s = calibrate_classifier_from_reviews(model_path, database_url=database_url, device=device, write=not dry_run)
+    s = calibrate_classifier_from_reviews(
+        model_path, database_url=database_url, device=device, write=not dry_run
+    )
     if as_json:
         echo_json(s)
         return

@@ -40,7 +40,9 @@ def filter_options(func: F) -> F:
     options = [
         click.option("--document", default=None, help="A document id or its stored source."),
         click.option("--law", default=None, help="A law's short name (gdpr, eprivacy …)."),
-        click.option("--provision", default=None, help="A provision key (art:32 also matches its paragraphs)."),
+        click.option(
+            "--provision", default=None, help="A provision key (art:32 also matches its paragraphs)."
+        ),
         click.option(
             "--status",
             "statuses",
@@ -53,7 +55,10 @@ def filter_options(func: F) -> F:
         click.option("--model", default=None, help="The suggesting model's identity (prefix)."),
         click.option("--run", "run_id", type=int, default=None, help="Links of this run only."),
         click.option(
-            "--method", type=click.Choice(["classifier", "retriever", "manual"]), default=None, help="How made."
+            "--method",
+            type=click.Choice(["classifier", "retriever", "manual"]),
+            default=None,
+            help="How made.",
         ),
         click.option(
             "--all-versions", is_flag=True, help="Also links of older document versions and superseded runs."
@@ -141,10 +146,16 @@ def show_command(link_id: int, database_url: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(d)
         return
-    click.echo(f"link {d['link_id']}: {d['law_short_name']} {d['provision_key']} {d['provision_title'] or ''}")
-    click.echo(f"  status {d['status']} (proposed as {d['proposed_status']}), score {d['score']:.3f}, rank {d['rank']}")
+    click.echo(
+        f"link {d['link_id']}: {d['law_short_name']} {d['provision_key']} {d['provision_title'] or ''}"
+    )
+    click.echo(
+        f"  status {d['status']} (proposed as {d['proposed_status']}), score {d['score']:.3f}, rank {d['rank']}"
+    )
     click.echo(f"  suggested by {d['method']} {d['model'] or ''} in run {d['run_id']}")
-    click.echo(f"  {d['document_source']} v{d['document_version']} ¶{d['paragraph_ordinal']}: {snippet(d['paragraph_text'], 200)}")
+    click.echo(
+        f"  {d['document_source']} v{d['document_version']} ¶{d['paragraph_ordinal']}: {snippet(d['paragraph_text'], 200)}"
+    )
     if d["evidence"].get("shared_terms"):
         click.echo("  shared terms: " + ", ".join(d["evidence"]["shared_terms"]))
     for r in d["reviews"]:
@@ -190,7 +201,9 @@ def review_command(
 @click.option("--paragraph", type=int, default=None, help="The paragraph's number in the document (¶).")
 @click.option("--paragraph-id", type=int, default=None, help="Or the paragraph's id.")
 @click.option("--law", default="gdpr", show_default=True, help="The law's short name.")
-@click.option("--provision", required=True, help="A provision key (art:30, art:30/par:1) or an article number.")
+@click.option(
+    "--provision", required=True, help="A provision key (art:30, art:30/par:1) or an article number."
+)
 @reviewer_option
 @click.option("--comment", default=None, help="Why the link holds.")
 @database_option
@@ -249,7 +262,9 @@ def export_command(
     """Export every current link (filtered): review spreadsheet (xlsx, csv), json, OSCAL or CISO Assistant."""
     from compliance.app.links import export_links_file
 
-    result = export_links_file(open_store(database_url), out, fmt, _query(**filters), organisation=organisation)
+    result = export_links_file(
+        open_store(database_url), out, fmt, _query(**filters), organisation=organisation
+    )
     if as_json:
         echo_json(result.to_dict())
         return
@@ -297,4 +312,6 @@ def diff_command(run_a: int, run_b: int, database_url: str | None, as_json: bool
         for c in changes:
             before = f"rank {c.before['rank']} {c.before['score']:.2f}" if c.before else ""
             after = f"rank {c.after['rank']} {c.after['score']:.2f}" if c.after else ""
-            click.echo(f"  {name} {c.document} ¶{c.paragraph} {c.law} {c.provision}  {before} → {after} {c.reason}")
+            click.echo(
+                f"  {name} {c.document} ¶{c.paragraph} {c.law} {c.provision}  {before} → {after} {c.reason}"
+            )

@@ -163,6 +163,8 @@ def train_command(
         )
         if summary.get("reviews"):
             r = summary["reviews"]
-            click.echo(f"  reviews: {r['items']} paragraph(s), {r['accepted']} accepted, {r['rejected']} rejected")
+            click.echo(
+                f"  reviews: {r['items']} paragraph(s), {r['accepted']} accepted, {r['rejected']} rejected"
+            )
         for name, vals in summary["heldout"].items():
             click.echo(f"  {name}: " + ", ".join(f"{k} {v:.3f}" for k, v in vals.items()))

@@ -69,7 +69,9 @@ def reviewed_items(store: Store, law: str = "gdpr", *, include_system: bool = Fa
         rejected = sorted(
             {x.article for x in links if x.status == "rejected" and x.article is not None} - set(accepted)
         )
-        items.append(ReviewedItem(f"paragraph:{pid}", links[0].paragraph_text, tuple(accepted), tuple(rejected)))
+        items.append(
+            ReviewedItem(f"paragraph:{pid}", links[0].paragraph_text, tuple(accepted), tuple(rejected))
+        )
     return items
 
 
@@ -105,7 +107,9 @@ def load_reviewed_items(path: Path) -> list[ReviewedItem]:
                     )
                 )
             except (ValueError, KeyError, TypeError) as e:
-                raise ConfigurationError(f"{path}:{n}: expected {{'id','text','accepted','rejected'}}: {e}") from e
+                raise ConfigurationError(
+                    f"{path}:{n}: expected {{'id','text','accepted','rejected'}}: {e}"
+                ) from e
     return items
 
 

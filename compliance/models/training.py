@@ -582,7 +582,9 @@ def train(
                     opt.zero_grad(set_to_none=True)
                     window_loss.append(float(loss.detach()))
                     window_acc.append(
-                        float((logits.argmax(-1)[valid] == target[valid]).float().mean()) if bool(valid.any()) else 0.0
+                        float((logits.argmax(-1)[valid] == target[valid]).float().mean())
+                        if bool(valid.any())
+                        else 0.0
                     )
                     step += 1
                     progress.update(1)

@@ -59,7 +59,7 @@ def gdpr_node_urn(key: str) -> str | None:
 def _strength(link: CurrentLink) -> int:
     if link.method == "manual" or link.status == "accepted":
         return 10
-    return int(round(min(max(link.score, 0.0), 1.0) * 10))
+    return round(min(max(link.score, 0.0), 1.0) * 10)
 
 
 def _key_node(key: str) -> str:

@@ -205,23 +205,23 @@ def build_coverage(
             if cur is None or rank > (cur.status == "accepted", cur.score):
                 best[art] = link
     articles: list[ArticleCoverage] = []
-    for art in law.articles:
-        chapter = law.chapter_of(art.key)
+    for prov in law.articles:
+        chapter = law.chapter_of(prov.key)
         chapter_label = (
             f"Chapter {chapter.number}" + (f" — {chapter.title}" if chapter.title else "") if chapter else "—"
         )
-        cells = {d: _cell_state(per_cell.get((art.key, d), [])) for d in doc_ids}
-        statuses = [s for d in doc_ids for s in per_cell.get((art.key, d), [])]
+        cells = {d: _cell_state(per_cell.get((prov.key, d), [])) for d in doc_ids}
+        statuses = [s for d in doc_ids for s in per_cell.get((prov.key, d), [])]
         n_acc = sum(s == "accepted" for s in statuses)
         n_sug = sum(s in ("proposed", "needs-review") for s in statuses)
         n_rej = sum(s == "rejected" for s in statuses)
         state = "covered" if n_acc else "suggested" if n_sug else "rejected" if n_rej else "gap"
-        ev = best.get(art.key)
+        ev = best.get(prov.key)
         articles.append(
             ArticleCoverage(
-                key=art.key,
-                number=art.number or art.key,
-                title=art.title or "",
+                key=prov.key,
+                number=prov.number or prov.key,
+                title=prov.title or "",
                 chapter=chapter_label,
                 state=state,
                 cells=cells,
@@ -265,9 +265,7 @@ def build_coverage(
         law_identifier=law.identifier,
         law_version=law_version,
         generated_at=(generated_at or datetime.now(UTC)).replace(microsecond=0).isoformat(),
-        documents=[
-            DocumentColumn(d, src, ver, doc_links[d], doc_accepted[d]) for d, src, ver in documents
-        ],
+        documents=[DocumentColumn(d, src, ver, doc_links[d], doc_accepted[d]) for d, src, ver in documents],
         articles=articles,
         chapters=chapter_rows,
         progress={s: progress.get(s, 0) for s in ("accepted", "proposed", "needs-review", "rejected")},

@@ -51,7 +51,9 @@ def _matrix_svg(report: CoverageReport) -> str:
     for i, d in enumerate(docs):
         y = top + i * (cell + gap + 6)
         name = d.source if len(d.source) <= 38 else "…" + d.source[-37:]
-        out.append(f'<text x="{label_w - 6}" y="{y + cell - 1}" class="doc" text-anchor="end">{escape(name)}</text>')
+        out.append(
+            f'<text x="{label_w - 6}" y="{y + cell - 1}" class="doc" text-anchor="end">{escape(name)}</text>'
+        )
         for j, a in enumerate(arts):
             state = a.cells.get(d.id, "")
             x = label_w + j * (cell + gap)
@@ -78,7 +80,9 @@ def _chapters_svg(report: CoverageReport) -> str:
         covered = bar_w * c.covered / c.articles if c.articles else 0
         suggested = bar_w * c.suggested / c.articles if c.articles else 0
         title = c.title if len(c.title) <= 52 else c.title[:51] + "…"
-        out.append(f'<text x="{label_w - 6}" y="{y + 12}" class="doc" text-anchor="end">{escape(title)}</text>')
+        out.append(
+            f'<text x="{label_w - 6}" y="{y + 12}" class="doc" text-anchor="end">{escape(title)}</text>'
+        )
         out.append(f'<rect x="{label_w}" y="{y}" width="{bar_w}" height="14" fill="{STATE_COLOURS[""]}"/>')
         out.append(
             f'<rect x="{label_w}" y="{y}" width="{covered:.1f}" height="14" fill="{STATE_COLOURS["accepted"]}" '

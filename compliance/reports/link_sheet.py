@@ -255,7 +255,5 @@ def read_review_sheet(path: Path) -> list[SheetRow]:
     for n, values in enumerate(raw[1:], start=2):
         if all(v is None or (isinstance(v, str) and not v.strip()) for v in values):
             continue
-        rows.append(
-            SheetRow(n, {h: uncell(v) for h, v in zip(header, values, strict=False) if h})
-        )
+        rows.append(SheetRow(n, {h: uncell(v) for h, v in zip(header, values, strict=False) if h}))
     return rows

@@ -73,7 +73,9 @@ def oscal_mapping_collection(
     fingerprint = hashlib.sha256(
         "|".join(f"{x.link_id}:{x.status}" for x in sorted(links, key=lambda x: x.link_id)).encode()
     ).hexdigest()
-    target_href = law.source if law.source.startswith(("http://", "https://")) else f"urn:celex:{law.identifier}"
+    target_href = (
+        law.source if law.source.startswith(("http://", "https://")) else f"urn:celex:{law.identifier}"
+    )
     mappings = []
     for doc_id, doc_links in sorted(by_doc.items()):
         first = doc_links[0]
@@ -152,7 +154,10 @@ def oscal_mapping_collection(
             or [
                 {
                     "uuid": _uuid("mapping", "none", law.identifier),
-                    "source-resource": {"type": "policy-document", "href": "urn:compliance-plugin:document:none"},
+                    "source-resource": {
+                        "type": "policy-document",
+                        "href": "urn:compliance-plugin:document:none",
+                    },
                     "target-resource": {"type": "catalog", "href": target_href},
                     "status": "draft",
                     "maps": [

@@ -57,7 +57,10 @@ def write_coverage_xlsx(report: CoverageReport, out: Path) -> Path:
     matrix = sheet(
         "matrix",
         ["article", "title", "chapter", *[d.source for d in report.documents]],
-        [[a.number, a.title, a.chapter, *[a.cells.get(d.id, "") for d in report.documents]] for a in report.articles],
+        [
+            [a.number, a.title, a.chapter, *[a.cells.get(d.id, "") for d in report.documents]]
+            for a in report.articles
+        ],
     )
     for row in matrix.iter_rows(min_row=2, min_col=4):
         for c in row:

@@ -81,6 +81,7 @@ from typing import TYPE_CHECKING
 from compliance._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from compliance.store.link_history import CurrentLink, NewReview
     from compliance.store.records import (
         AcknowledgementRecord,
         ActiveRun,
@@ -99,7 +100,6 @@ if TYPE_CHECKING:
         StoredParagraph,
         StoredProvision,
     )
-    from compliance.store.link_history import CurrentLink, NewReview
     from compliance.store.repository import Store
 
 __all__ = [

@@ -308,10 +308,16 @@ class LinkHistoryMixin(StoreBase):
                     "comment": r.comment,
                     "review_id": row.id,
                     "source": r.source,
-                    "suggested_by": {"run_id": link.run_id, "model": row.suggested_model, "method": link.method},
+                    "suggested_by": {
+                        "run_id": link.run_id,
+                        "model": row.suggested_model,
+                        "method": link.method,
+                    },
                 },
             )
-            out.append(ReviewRecord(row.id, row.link_id, row.decision, row.reviewer, row.comment, row.decided_at))
+            out.append(
+                ReviewRecord(row.id, row.link_id, row.decision, row.reviewer, row.comment, row.decided_at)
+            )
         return out
 
     def add_manual_link(
