@@ -13,6 +13,8 @@ module                    what it does
                           on the GDPRhub training half (``docs/classifier.md``); ``--model DIR [--json]``
 ``alert_expectations``    scores an alert run against the ePrivacy must/must-not expectations about the sample
                           policies in ``examples/`` (``docs/alerts.md``); used by the slow alert test
+``review_learning_curve`` the learning curve of ``compliance train --with-reviews`` with reviewers simulated on the
+                          GDPRhub training half, scored on the held-out half (``docs/officer.md``)
 ========================  =========================================================================================
 
 What users run stays in the package: ``compliance evaluate`` evaluates the classifier and its baselines on the

@@ -16,6 +16,12 @@ Use cases (imported lazily)::
     load_classifier(path) -> ArticleClassifier;  map_texts(classifier, rows) -> {"id", "articles"} per row
     train_classifier(TrainRequest(...)) -> summary;  evaluate_classifier(path, query_files=...) -> report
     list_documents / document_detail / list_laws / law_detail
+    list_links(store, LinkQuery(...)) / link_detail / review_links / add_link / diff_runs
+    export_links_file(store, out, "xlsx" | "csv" | "json" | "oscal" | "ciso-assistant", LinkQuery(...))
+    import_reviews(store, filled_in_sheet, reviewer) -> ImportResult   (all rows valid, or nothing applied)
+    coverage_report(store, "gdpr", documents) -> CoverageReport;  write_report(report, out, "html" | "xlsx" | "json")
+    rescore_documents(store, sources, classifier) -> RescoreReport;  link_other_laws(store, run_id, docs, laws)
+    calibrate_classifier_from_reviews(model_path) -> summary;  TrainRequest(with_reviews=True)
 """
 
 from __future__ import annotations
@@ -56,6 +62,19 @@ _EXPORTS = {
     "train_classifier": "compliance.app.classifier",
     "document_detail": "compliance.app.documents",
     "list_documents": "compliance.app.documents",
+    "LinkQuery": "compliance.app.links",
+    "add_link": "compliance.app.links",
+    "diff_runs": "compliance.app.links",
+    "export_links_file": "compliance.app.links",
+    "import_reviews": "compliance.app.links",
+    "link_detail": "compliance.app.links",
+    "list_links": "compliance.app.links",
+    "review_links": "compliance.app.links",
+    "coverage_report": "compliance.app.reports",
+    "write_report": "compliance.app.reports",
+    "rescore_documents": "compliance.app.rescore",
+    "link_other_laws": "compliance.app.law_links",
+    "calibrate_classifier_from_reviews": "compliance.app.classifier",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
