@@ -184,10 +184,10 @@ def test_simulated_reviewer() -> None:
     table = render_table(
         {
             "prior": {"mrr": 0.2, "f_mu": 0.01},
-            "rows": [{"reviewed": 0, "accepted": 0, "rejected": 0, "mrr": 0.3, "f_mu": 0.1, "acc@1": 0.2}],
+            "rows": [{"reviewed": 0, "accepted": 0, "rejected": 0, "mrr": 0.3, "f_mu": 0.1, "acc@1": 0.2, "ece": 0.05}],
         }
     )
     assert table.splitlines()[2:] == [
-        "| frequency prior | | | 0.200 | 0.010 | |",
-        "| 0 | 0 | 0 | 0.300 | 0.100 | 0.200 |",
+        "| frequency prior | | | 0.200 | 0.010 | | |",
+        "| 0 | 0 | 0 | 0.300 | 0.100 | 0.200 | 0.050 |",
     ]
