@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import random
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -118,13 +117,18 @@ def frozen_scores(clf: Any, enc: FrozenEncoding) -> Any:
     return clf.calibrate(logits / counts[:, None], lexical_log_probs=enc.lexical)
 
 
-def _train(recipe: str, reviews: Sequence[ReviewedItem], out: Path, seed: int | None) -> Any:
+def _train(recipe: str, reviews: Sequence[ReviewedItem], out: Path | None, seed: int | None) -> Any:
+    """One model of the curve, kept in memory. The law's held-out figures (evaluated after every epoch by the
+    training loop) play no part in the curve, so they are skipped to save the time."""
+    from unittest import mock
+
+    import compliance.models.training as training
     from compliance.app.classifier import gdpr_training_inputs
-    from compliance.models.training import get_recipe, train
 
     law, recital_map = gdpr_training_inputs()
-    chosen = get_recipe(recipe, seed=seed)
-    return train(chosen, law, recital_map, out_dir=out, reviews=reviews).classifier
+    chosen = training.get_recipe(recipe, seed=seed)
+    with mock.patch.object(training, "_heldout_eval", lambda *a, **k: {}):
+        return training.train(chosen, law, recital_map, out_dir=out, reviews=reviews).classifier
 
 
 def run_curve(
@@ -149,51 +153,48 @@ def run_curve(
     evaluator = ArticleEvaluator.from_query_set(test)
     random.Random(seed).shuffle(train_rows)
     results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.monotonic()
-        base = _train(recipe, (), Path(tmp) / "m0", train_seed)
-        labels = list(base.labels)
-        frozen = base.meta.get("recipe", {}).get("freeze_layers", 0) >= 99
-        prior = FrequencyPrior(
-            Counter(a for r in train_rows for a in r["gdpr_articles"]), labels, "frequency prior (train half)"
-        )
-        prior_metrics = evaluator(prior)
-        train_texts = [str(r["text"]) for r in train_rows]
+    t0 = time.monotonic()
+    base = _train(recipe, (), None, train_seed)
+    labels = list(base.labels)
+    frozen = base.meta.get("recipe", {}).get("freeze_layers", 0) >= 99
+    prior = FrequencyPrior(
+        Counter(a for r in train_rows for a in r["gdpr_articles"]), labels, "frequency prior (train half)"
+    )
+    prior_metrics = evaluator(prior)
+    train_texts = [str(r["text"]) for r in train_rows]
+    if frozen:
+        suggested_scores = frozen_scores(base, FrozenEncoding(base, train_texts))
+        ranked = ranking_from_scores(suggested_scores, labels)
+        suggestions = [r[:top_k] for r in ranked]
+        test_encoding = FrozenEncoding(base, [evaluator.queries[q] for q in evaluator.ids])
+    else:
+        suggestions = [[s.article for s in r] for r in base.rank(train_texts, top_k=top_k)]
+    reviewed = simulate_reviews(train_rows, suggestions)
+    for n in points:
+        count = len(reviewed) if n < 0 else min(n, len(reviewed))
+        started = time.monotonic()
+        model = base if count == 0 else _train(recipe, reviewed[:count], None, train_seed)
         if frozen:
-            suggested_scores = frozen_scores(base, FrozenEncoding(base, train_texts))
-            ranked = ranking_from_scores(suggested_scores, labels)
-            suggestions = [r[:top_k] for r in ranked]
-            test_encoding = FrozenEncoding(base, [evaluator.queries[q] for q in evaluator.ids])
+            scores = frozen_scores(model, test_encoding)
+            rankings = dict(zip(evaluator.ids, ranking_from_scores(scores, labels), strict=True))
+            m = {f"gdprhub-test_{k}": v for k, v in article_metrics(rankings, evaluator.gold).items()}
+            col = {a: j for j, a in enumerate(labels)}
+            gold = [[col[a] for a in evaluator.gold[q] if a in col] for q in evaluator.ids]
+            m["gdprhub-test_ece"] = expected_calibration_error(scores, gold)
         else:
-            suggestions = [[s.article for s in r] for r in base.rank(train_texts, top_k=top_k)]
-        reviewed = simulate_reviews(train_rows, suggestions)
-        for n in points:
-            count = len(reviewed) if n < 0 else min(n, len(reviewed))
-            started = time.monotonic()
-            model = (
-                base if count == 0 else _train(recipe, reviewed[:count], Path(tmp) / f"m{count}", train_seed)
-            )
-            if frozen:
-                scores = frozen_scores(model, test_encoding)
-                rankings = dict(zip(evaluator.ids, ranking_from_scores(scores, labels), strict=True))
-                m = {f"gdprhub-test_{k}": v for k, v in article_metrics(rankings, evaluator.gold).items()}
-                col = {a: j for j, a in enumerate(labels)}
-                gold = [[col[a] for a in evaluator.gold[q] if a in col] for q in evaluator.ids]
-                m["gdprhub-test_ece"] = expected_calibration_error(scores, gold)
-            else:
-                m = evaluator(ClassifierRanker(model))
-            results.append(
-                {
-                    "reviewed": count,
-                    "accepted": sum(len(x.accepted) for x in reviewed[:count]),
-                    "rejected": sum(len(x.rejected) for x in reviewed[:count]),
-                    "mrr": m["gdprhub-test_mrr"],
-                    "f_mu": m["gdprhub-test_f_mu"],
-                    "acc@1": m["gdprhub-test_acc@1"],
-                    "ece": m.get("gdprhub-test_ece"),
-                    "seconds": round(time.monotonic() - started, 1) if count else None,
-                }
-            )
+            m = evaluator(ClassifierRanker(model))
+        results.append(
+            {
+                "reviewed": count,
+                "accepted": sum(len(x.accepted) for x in reviewed[:count]),
+                "rejected": sum(len(x.rejected) for x in reviewed[:count]),
+                "mrr": m["gdprhub-test_mrr"],
+                "f_mu": m["gdprhub-test_f_mu"],
+                "acc@1": m["gdprhub-test_acc@1"],
+                "ece": m.get("gdprhub-test_ece"),
+                "seconds": round(time.monotonic() - started, 1) if count else None,
+            }
+        )
     return {
         "protocol": {
             "recipe": recipe,

@@ -184,10 +184,41 @@ def test_simulated_reviewer() -> None:
     table = render_table(
         {
             "prior": {"mrr": 0.2, "f_mu": 0.01},
-            "rows": [{"reviewed": 0, "accepted": 0, "rejected": 0, "mrr": 0.3, "f_mu": 0.1, "acc@1": 0.2, "ece": 0.05}],
+            "rows": [
+                {
+                    "reviewed": 0,
+                    "accepted": 0,
+                    "rejected": 0,
+                    "mrr": 0.3,
+                    "f_mu": 0.1,
+                    "acc@1": 0.2,
+                    "ece": 0.05,
+                }
+            ],
         }
     )
     assert table.splitlines()[2:] == [
         "| frequency prior | | | 0.200 | 0.010 | | |",
         "| 0 | 0 | 0 | 0.300 | 0.100 | 0.200 | 0.050 |",
     ]
+
+
+def test_the_curves_shortcut_scores_like_the_classifier() -> None:
+    """The learning curve encodes the held-out texts once and applies each head-only model's head: the scores
+    must be the classifier's own."""
+    import numpy as np
+
+    from compliance.models.classifier import load
+    from experiments.review_learning_curve import FrozenEncoding, frozen_scores
+
+    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
+    texts = ["Laptops use full disk encryption.", "A breach is notified within 72 hours. " * 30]
+    enc = FrozenEncoding(clf, texts)
+    assert np.allclose(frozen_scores(clf, enc), clf.predict_proba(texts), atol=1e-5)
+    other = load(shared_tiny_classifier(), device="cpu", bf16=False)
+    with torch.no_grad():
+        next(other.encoder.model.parameters()).add_(1.0)
+    import click
+
+    with pytest.raises(click.ClickException, match="not the frozen one"):
+        frozen_scores(other, enc)

@@ -154,7 +154,9 @@ def rescore_documents(
             for x in store.current_links(run_id=report.run_id, method="classifier")
         }
         for old, n in kept:
-            link = fresh[(old.paragraph_id, old.provision_key)]
+            # a store that refuses a second identical link (same paragraph, provision, method and model) keeps
+            # the old one: the decision is then re-opened on it
+            link = fresh.get((old.paragraph_id, old.provision_key), old)
             reason = (
                 f"accepted on link {old.link_id} (score {old.score:.2f}); the new model no longer proposes it "
                 f"(score {n.score:.2f}, below the review band {low:.2f}–{high:.2f})"
