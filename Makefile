@@ -34,7 +34,7 @@ demo: install
 	$(DEMO_ENV) $(BIN)/compliance laws install gdpr
 	# The main job: ingest the sample policies, classify every paragraph against the 99 GDPR articles (training the
 	# default classifier first if this machine has none: a few minutes on 2 CPU cores), store the scored links.
-	$(DEMO_ENV) $(BIN)/compliance audit examples/ --train-if-missing --relative-to . --export $(DEMO_HOME)/links.csv
+	$(DEMO_ENV) $(BIN)/compliance audit examples/ --train-if-missing --relative-to . --export $(DEMO_HOME)/links.xlsx
 ifneq ($(wildcard $(SHARED_DATA)/laws/eu/eprivacy.json),)
 	# A new law arrives: the ePrivacy Directive (from the local mirror) raises alerts on the controls it concerns.
 	# The link decision's threshold is calibrated first on graded law-passage pairs (about a minute).
@@ -42,9 +42,14 @@ ifneq ($(wildcard $(SHARED_DATA)/laws/eu/eprivacy.json),)
 	$(DEMO_ENV) $(BIN)/compliance laws install eprivacy
 	$(DEMO_ENV) $(BIN)/compliance alerts list
 endif
+	# The officer's view: the coverage and gap report (HTML, one file) and a screenshot of it in headless Chromium.
+	$(DEMO_ENV) $(BIN)/compliance report --format html --out $(DEMO_HOME)/coverage-gdpr.html
+	$(DEMO_ENV) $(BIN)/compliance report --format xlsx --out $(DEMO_HOME)/coverage-gdpr.xlsx
+	-$(PY) -m tools.screenshot $(DEMO_HOME)/coverage-gdpr.html $(DEMO_HOME)/coverage-gdpr.png
 	@echo
 	@echo "Demo database:   $(DEMO_HOME)/compliance.db  (SQLite)"
-	@echo "Links exported:  $(DEMO_HOME)/links.csv"
+	@echo "Links exported:  $(DEMO_HOME)/links.xlsx  (fill in 'decision', then: compliance links import FILE)"
+	@echo "Coverage report: $(DEMO_HOME)/coverage-gdpr.html  (and .xlsx; screenshot: coverage-gdpr.png)"
 	@echo "Explore:         COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance documents list"
 	@echo "                 COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance alerts list"
 

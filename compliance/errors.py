@@ -183,3 +183,24 @@ class NotificationError(ComplianceError, RuntimeError):
 
     code = "C701"
     http_status = 502
+
+
+class ReviewImportError(ComplianceError, ValueError):
+    """A filled-in review file (spreadsheet) has bad rows; nothing of it was applied.
+
+    ``problems`` lists every bad row: ``(row number, link id or None, what is wrong)``.
+    """
+
+    code = "C410"
+    http_status = 422
+
+    def __init__(self, source: str, problems: list[tuple[int, int | None, str]]) -> None:
+        lines = [
+            f"row {row}" + (f" (link {link})" if link is not None else "") + f": {what}"
+            for row, link, what in problems
+        ]
+        super().__init__(
+            f"{source}: {len(problems)} bad row(s), nothing was applied:\n  " + "\n  ".join(lines)
+        )
+        self.source = source
+        self.problems = problems

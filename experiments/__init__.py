@@ -17,6 +17,8 @@ module                    what it does
                           training documents of the labelled role set, ``docs/roles.md``)
 ``role_links``            links on paragraphs whose labelled role is not statement/definition, read from an
                           audited SQLite database (``docs/roles.md``; works on databases without roles too)
+``review_learning_curve`` the learning curve of ``compliance train --with-reviews`` with reviewers simulated on the
+                          GDPRhub training half, scored on the held-out half (``docs/officer.md``)
 ========================  =========================================================================================
 
 What users run stays in the package: ``compliance evaluate`` evaluates the classifier and its baselines on the

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from compliance.app import audit_documents, export_links
+from compliance.app import LinkQuery, audit_documents, export_links_file
 from compliance.cli import cli
 from compliance.linking.classifier_links import ClassifierLinkConfig, link_status
 from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
@@ -80,11 +80,11 @@ def test_audit_stores_links_and_is_idempotent(store: Any, model_dir: Path, tmp_p
     assert again.documents[0].status == "unchanged" and again.links == 0
     # export
     out_csv = tmp_path / "links.csv"
-    assert export_links(store, report.run_id, out_csv) == 9
+    assert export_links_file(store, out_csv, query=LinkQuery(run=report.run_id)).links == 9
     rows = list(csv.DictReader(out_csv.open()))
-    assert {r["provision_key"] for r in rows} <= {"art:5", "art:15", "art:17", "art:32", "art:33"}
+    assert {r["provision"] for r in rows} <= {"art:5", "art:15", "art:17", "art:32", "art:33"}
     out_json = tmp_path / "links.json"
-    export_links(store, report.run_id, out_json)
+    export_links_file(store, out_json, query=LinkQuery(run=report.run_id))
     assert len(json.loads(out_json.read_text())) == 9
 
 

@@ -76,7 +76,7 @@ def test_safe_cell() -> None:
 
 
 def test_audit_csv_export_writes_formulas_as_text(tmp_path: Path, model_dir: Path) -> None:
-    from compliance.app import audit_documents, export_links
+    from compliance.app import LinkQuery, audit_documents, export_links_file
     from compliance.models.classifier import load
     from compliance.store import Store
     from tests.fixtures.classifier.tiny import mini_gdpr
@@ -93,15 +93,15 @@ def test_audit_csv_export_writes_formulas_as_text(tmp_path: Path, model_dir: Pat
     store.save_law(mini_gdpr())
     report = audit_documents(store, [folder], load(model_dir, device="cpu", bf16=False), relative_to=folder)
     out = tmp_path / "links.csv"
-    assert export_links(store, report.run_id, out) > 0
+    assert export_links_file(store, out, query=LinkQuery(run=report.run_id)).links > 0
     with out.open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     cells = [value for row in rows for value in row.values()]
     assert not [c for c in cells if c[:1] in ("=", "+", "-", "@")]
     assert any(c.startswith("'=HYPERLINK") for c in cells) and any(c.startswith("'@SUM") for c in cells)
     as_json = tmp_path / "links.json"
-    export_links(store, report.run_id, as_json)
-    assert json.loads(as_json.read_text())[0]["document_source"].startswith("=HYPERLINK")  # JSON: unchanged
+    export_links_file(store, as_json, query=LinkQuery(run=report.run_id))
+    assert json.loads(as_json.read_text())[0]["document"].startswith("=HYPERLINK")  # JSON: unchanged
     store.dispose()
 
 

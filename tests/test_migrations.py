@@ -14,6 +14,7 @@ from compliance.store import Store
 from compliance.store.orm import Base
 
 TABLES = set(Base.metadata.tables)
+HEAD = Store.head_revision()
 
 
 def tables(store: Store) -> set[str]:

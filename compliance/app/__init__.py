@@ -8,7 +8,7 @@ Use cases (imported lazily)::
 
     open_store(database_url=None) -> Store
     ingest_documents(store, [path | folder | Upload(name, data, media_type)], ...) -> IngestReport
-    audit_documents(store, sources, classifier, ...) -> AuditReport;  export_links(store, run_id, out)
+    audit_documents(store, sources, classifier, ...) -> AuditReport
     install_law(store, "gdpr") / add_law(store, path | Upload) / store_law(store, law) -> LawStored
     run_law_alerts(store, "eprivacy") / alerts_after_law_stored(...) -> AlertRunOutcome
     list_alerts / get_alert / acknowledge_alerts / train_decision
@@ -18,6 +18,12 @@ Use cases (imported lazily)::
     list_documents / document_detail(store, id | source | path, roles=...) / find_document / list_laws / law_detail
     train_roles(RoleTrainRequest(labels)) / evaluate_roles(labels) -> precision and recall per paragraph role
     list_runs(store) -> RunListing (reaps runs whose process is gone);  show_run(store, "audit:3") -> RunRecord
+    list_links(store, LinkQuery(...)) / link_detail / review_links / add_link / diff_runs
+    export_links_file(store, out, "xlsx" | "csv" | "json" | "oscal" | "ciso-assistant", LinkQuery(...))
+    import_reviews(store, filled_in_sheet, reviewer) -> ImportResult   (all rows valid, or nothing applied)
+    coverage_report(store, "gdpr", documents) -> CoverageReport;  write_report(report, out, "html" | "xlsx" | "json")
+    rescore_documents(store, sources, classifier) -> RescoreReport;  link_other_laws(store, run_id, docs, laws)
+    calibrate_classifier_from_reviews(model_path) -> summary;  TrainRequest(with_reviews=True)
 """
 
 from __future__ import annotations
@@ -35,7 +41,6 @@ _EXPORTS = {
     "AuditReport": "compliance.app.audit",
     "AuditedDocument": "compliance.app.audit",
     "audit_documents": "compliance.app.audit",
-    "export_links": "compliance.app.audit",
     "LawStored": "compliance.app.laws",
     "add_law": "compliance.app.laws",
     "install_law": "compliance.app.laws",
@@ -65,6 +70,19 @@ _EXPORTS = {
     "RoleTrainRequest": "compliance.app.roles",
     "evaluate_roles": "compliance.app.roles",
     "train_roles": "compliance.app.roles",
+    "LinkQuery": "compliance.app.links",
+    "add_link": "compliance.app.links",
+    "diff_runs": "compliance.app.links",
+    "export_links_file": "compliance.app.links",
+    "import_reviews": "compliance.app.links",
+    "link_detail": "compliance.app.links",
+    "list_links": "compliance.app.links",
+    "review_links": "compliance.app.links",
+    "coverage_report": "compliance.app.reports",
+    "write_report": "compliance.app.reports",
+    "rescore_documents": "compliance.app.rescore",
+    "link_other_laws": "compliance.app.law_links",
+    "calibrate_classifier_from_reviews": "compliance.app.classifier",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

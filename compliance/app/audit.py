@@ -7,8 +7,6 @@ the same model (same identity) is skipped. A changed document is a new version w
 
 from __future__ import annotations
 
-import csv
-import json
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,14 +31,13 @@ from compliance.linking.classifier_links import (
     ParagraphLinks,
     classify_paragraphs,
 )
-from compliance.spreadsheet import safe_row
 from compliance.store import NewLink
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
     from compliance.store import Store
 
-__all__ = ["AuditReport", "AuditedDocument", "audit_documents", "export_links"]
+__all__ = ["AuditReport", "AuditedDocument", "audit_documents"]
 
 
 @dataclass
@@ -109,6 +106,8 @@ def audit_documents(
     recursive: bool = True,
     on_error: OnError | None = None,
     roles: Collection[str] | None = MAPPED_ROLES,
+    laws: Sequence[str] = (),
+    reclassify: bool = False,
 ) -> AuditReport:
     """Ingest ``sources`` and link every new paragraph of a mapped role to GDPR articles.
 
@@ -123,6 +122,10 @@ def audit_documents(
         on_error: called for every file that could not be read (the audit goes on).
         roles: the paragraph roles that are mapped (default: statements and definitions); None maps every
             paragraph. Paragraphs stored before roles existed (no role) are always mapped.
+        laws: other installed laws (short names) to link every paragraph to as well, through the
+            document-to-law retriever (:func:`compliance.app.law_links.link_other_laws`); ``gdpr`` is the
+            classifier's and is skipped there.
+        reclassify: classify every paragraph again even when this model already did (``audit --rescore``).
 
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
@@ -145,6 +148,8 @@ def audit_documents(
         "paths": source_labels(given),
         "linking": {**asdict(config), "review_band": list(band)},
         "law_id": law_id,
+        "laws": list(laws),
+        "reclassify": reclassify,
     }
     umbrella_articles = {a for a, _ in (classifier.config.umbrellas or ())}
     failures: list[FileFailure] = []
@@ -160,6 +165,8 @@ def audit_documents(
     store.reap_runs()  # runs whose process was killed: marked failed; their documents resume below
     relative_to = relative_to if relative_to is not None else common_folder(given)
     run_config["roles"] = sorted(roles) if roles is not None else None
+    for name in laws:  # an unknown law fails before anything is stored
+        store.law_record(name)
     with store.run("audit", run_config, model=model_info) as run:
         for outcome in save_sources(
             store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error
@@ -169,7 +176,15 @@ def audit_documents(
                 continue
             try:
                 summary = _audit_document(
-                    store, outcome, classifier, config, provision_ids, run.id, umbrella_articles, roles
+                    store,
+                    outcome,
+                    classifier,
+                    config,
+                    provision_ids,
+                    run.id,
+                    umbrella_articles,
+                    roles,
+                    reclassify,
                 )
             except StoreError as e:  # one document's transaction failed: it costs that document, not the run
                 failure = FileFailure(
@@ -181,6 +196,12 @@ def audit_documents(
                 continue
             total_links += summary.links
             summaries.append(summary)
+        if laws:
+            from compliance.app.law_links import link_other_laws
+
+            law_links = link_other_laws(store, run.id, [d.document_id for d in summaries], laws)
+            run.stats["law_links"] = law_links
+            total_links += law_links
         run.stats.update(
             {
                 "documents": len(summaries),
@@ -203,20 +224,31 @@ def _audit_document(
     run_id: int,
     umbrella_articles: set[int],
     roles: Collection[str] | None,
+    reclassify: bool = False,
 ) -> AuditedDocument:
     """Classify the mapped paragraphs of one saved document that have no links from this model yet; store the
     links."""
     doc, saved, status = outcome.document, outcome.saved, outcome.status
     paragraphs = list(store.iter_paragraphs(document_ids=[saved.document_id]))
-    done = {
-        link.paragraph_id
-        for link in store.list_links(document_id=saved.document_id)
-        if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
-    }
+    done = (
+        set()
+        if reclassify
+        else {
+            link.paragraph_id
+            for link in store.list_links(document_id=saved.document_id)
+            if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
+        }
+    )
     todo = [(p.id, p.text) for p in paragraphs if p.id not in done and _is_mapped(p.role, roles)]
     results = classify_paragraphs(classifier, todo, config)
-    links = new_links(results, provision_ids, classifier.identity, {"run": run_id})
-    # links another audit stored meanwhile (same paragraph, article, model) are skipped, not duplicated
+    links = new_links(
+        results,
+        provision_ids,
+        classifier.identity,
+        {"run": run_id},
+        model_version=suggestion_version(classifier, config),
+    )
+    # links another audit stored meanwhile (same paragraph, article, model and settings) are skipped
     stored = store.add_links(run_id, links) if links else 0
     text_of = {p.id: p for p in paragraphs}
     weight: defaultdict[int, float] = defaultdict(float)
@@ -286,13 +318,34 @@ def _article_summary(article: int, title: str, paragraphs: int, weight: float) -
     }
 
 
+def suggestion_version(classifier: ArticleClassifier, config: ClassifierLinkConfig) -> str:
+    """What made a classifier link, as stored in its ``model_version``: the model's identity (its weights) and a
+    short digest of everything else that decides its score and status (temperature, review band, top-k, the
+    shortest paragraph classified). A link is stored once per (paragraph, provision, method, this), so a second
+    audit with the same model and settings stores nothing twice, while a recalibrated model or a changed band
+    gives new suggestions that ``audit --rescore`` compares with the old ones."""
+    from compliance.artifacts import json_sha256
+
+    band = config.review_band or classifier.config.review_band
+    scoring = {
+        "temperature": classifier.config.temperature,
+        "review_band": [float(band[0]), float(band[1])],
+        "top_k": config.top_k,
+        "min_words": config.min_words,
+    }
+    return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
+
+
 def new_links(
     results: Sequence[ParagraphLinks],
     provision_ids: Mapping[str, int],
     model_identity: str,
     extra_evidence: Mapping[str, Any] | None = None,
+    *,
+    model_version: str | None = None,
 ) -> list[NewLink]:
-    """:class:`~compliance.store.NewLink` rows for ``results`` (``provision_ids``: ``art:N`` → provision id)."""
+    """:class:`~compliance.store.NewLink` rows for ``results`` (``provision_ids``: ``art:N`` → provision id);
+    ``model_version`` (default: the identity) is what the store keeps each link unique by."""
     links = []
     for res in results:
         for score, status in res.linked:
@@ -312,40 +365,14 @@ def new_links(
                 evidence["shared_terms"] = list(score.terms)
             links.append(
                 NewLink(
-                    res.paragraph_id, provision_ids[key], METHOD, score.score, score.rank, evidence, status
+                    res.paragraph_id,
+                    provision_ids[key],
+                    METHOD,
+                    score.score,
+                    score.rank,
+                    evidence,
+                    status,
+                    model_version=model_version,
                 )
             )
     return links
-
-
-def export_links(store: Store, run_id: int, out: Path) -> int:
-    """Write the run's links to ``out`` (``.csv`` or ``.json``); returns the number of rows.
-
-    CSV cells that a spreadsheet would run as formulas (text starting with ``=``, ``+``, ``-``, ``@`` …) are
-    written as text (:func:`compliance.spreadsheet.safe_cell`); the JSON export keeps every value as stored.
-
-    Raises:
-        ConfigurationError: another file extension.
-    """
-    rows = store.export_links(run_id)
-    suffix = out.suffix.lower()
-    if suffix == ".json":
-        out.write_text(json.dumps(rows, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    elif suffix == ".csv":
-        columns = list(rows[0]) if rows else ["link_id"]
-        with out.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=columns)
-            writer.writeheader()
-            for row in rows:
-                # cells starting with = + - @ are formulas to spreadsheet programs: written as text instead
-                writer.writerow(
-                    safe_row(
-                        {
-                            k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
-                            for k, v in row.items()
-                        }
-                    )
-                )
-    else:
-        raise ConfigurationError(f"--export: use a .csv or .json file name, not {out.name!r}")
-    return len(rows)

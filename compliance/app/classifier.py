@@ -18,11 +18,14 @@ from compliance.errors import ConfigurationError
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.evaluation.run import EvaluationReport
     from compliance.models.classifier import ArticleClassifier
+    from compliance.models.reviews import ReviewedItem
     from compliance.rules.corpus import Law
+    from compliance.store import Store
 
 __all__ = [
     "MapInputError",
     "TrainRequest",
+    "calibrate_classifier_from_reviews",
     "evaluate_classifier",
     "gdpr_training_inputs",
     "load_classifier",
@@ -55,6 +58,9 @@ class TrainRequest:
         umbrellas: score with the principle umbrellas.
         device: ``auto``, ``cpu``, ``cuda`` (default: ``COMPLIANCE_DEVICE``).
         bf16: force bf16 autocast on or off (default: where the hardware supports it).
+        with_reviews: add the reviewed GDPR links of the database (accepted: positives, rejected: negatives,
+            :func:`reviewed_items`) to the recipe's data.
+        database_url: the database to read reviews from (default: the configured one).
     """
 
     recipe: str = "r"
@@ -67,6 +73,8 @@ class TrainRequest:
     umbrellas: bool = True
     device: str | None = None
     bf16: bool | None = None
+    with_reviews: bool = False
+    database_url: str | None = None
 
 
 def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
@@ -87,6 +95,13 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
     target = request.out_dir or default_classifier_dir()
     law, recital_map = gdpr_training_inputs()
     extra_path = request.extra_path
+    reviews = []
+    if request.with_reviews:
+        from compliance.app.store import open_store
+
+        reviews = reviewed_items(open_store(request.database_url))
+        if not reviews:
+            raise ConfigurationError("--with-reviews: no reviewed GDPR links in the database yet")
     with tempfile.TemporaryDirectory() as tmp:
         if request.gdprhub_train:
             if extra_path is not None:
@@ -109,6 +124,7 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
             device=request.device,
             bf16=request.bf16,
             prior_weight=request.prior_weight,
+            reviews=reviews,
         )
     m = result.metrics
     return {
@@ -123,6 +139,7 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
         "ece_final": m["calibration"]["ece_final"],
         "heldout": m["heldout_after"],
         "heldout_final": m["heldout_final"],
+        "reviews": result.data.provenance.get("reviews"),
     }
 
 
@@ -311,3 +328,55 @@ def evaluate_classifier(
         limit=limit,
         progress=progress,
     )
+
+
+def calibrate_classifier_from_reviews(
+    model_path: Path | None = None,
+    *,
+    database_url: str | None = None,
+    device: str | None = None,
+    write: bool = True,
+) -> dict[str, Any]:
+    """Refit the classifier's temperature and review band on the reviewed GDPR links of the database
+    (:func:`compliance.models.review_calibration.calibrate_from_reviews`); returns the before/after summary.
+
+    Raises:
+        ConfigurationError: too few reviewed paragraphs.
+        ModelNotFoundError: no classifier at ``model_path``.
+    """
+    from compliance.app.store import open_store
+    from compliance.models.review_calibration import calibrate_from_reviews
+    from compliance.runtime import default_classifier_dir
+
+    path = model_path or default_classifier_dir()
+    items = reviewed_items(open_store(database_url))
+    summary = calibrate_from_reviews(path, items, device=device, write=write)
+    return {"path": str(path), "written": write, **summary}
+
+
+def reviewed_items(store: Store, law: str = "gdpr", *, include_system: bool = False) -> list[ReviewedItem]:
+    """Every current paragraph with at least one human decision on its links to ``law``'s articles.
+
+    An article a paragraph has both accepted and rejected links to (e.g. for two of its paragraphs) counts as
+    accepted. Decisions by the system (rescore, law change) are left out unless ``include_system``.
+    """
+    from compliance.models.reviews import ReviewedItem
+    from compliance.store.link_history import CurrentLink
+
+    by_paragraph: dict[int, list[CurrentLink]] = {}
+    for link in store.current_links(law=law, status=("accepted", "rejected")):
+        if link.article is None or link.reviewer is None:
+            continue
+        if not include_system and link.reviewer.startswith("compliance ("):
+            continue
+        by_paragraph.setdefault(link.paragraph_id, []).append(link)
+    items = []
+    for pid, links in sorted(by_paragraph.items()):
+        accepted = sorted({x.article for x in links if x.status == "accepted" and x.article is not None})
+        rejected = sorted(
+            {x.article for x in links if x.status == "rejected" and x.article is not None} - set(accepted)
+        )
+        items.append(
+            ReviewedItem(f"paragraph:{pid}", links[0].paragraph_text, tuple(accepted), tuple(rejected))
+        )
+    return items

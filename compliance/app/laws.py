@@ -7,7 +7,7 @@ caller asks for none (``alerts=False``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +28,15 @@ class LawStored:
 
     saved: SavedLaw
     alerts: AlertRunOutcome | None = None
+    #: links re-opened because the provision they point to changed in this new version
+    reopened: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = self.saved.to_dict()
         if self.alerts is not None:
             data["after_store"] = self.alerts.to_dict()
+        if self.reopened:
+            data["reopened_links"] = self.reopened
         return data
 
 
@@ -45,7 +49,9 @@ def store_law(
     alerts: bool = True,
 ) -> LawStored:
     """Save ``law`` inside a recorded run of ``kind``; if it is new (a new law or a new version), run the alert
-    pass over the stored controls (:func:`~compliance.app.alerts.alerts_after_law_stored`).
+    pass over the stored controls (:func:`~compliance.app.alerts.alerts_after_law_stored`); a new version also
+    re-opens the links to provisions whose text changed (:func:`~compliance.app.rescore.
+    reopen_links_after_law_change`).
 
     Storing the same text again changes nothing and raises no alert.
     """
@@ -62,10 +68,15 @@ def store_law(
                 "checksum": law.checksum,
             }
         )
+    reopened: list[dict[str, Any]] = []
+    if saved.created and saved.version > 1:
+        from compliance.app.rescore import reopen_links_after_law_change
+
+        reopened = reopen_links_after_law_change(store, saved.short_name, saved.version)
     outcome = (
         alerts_after_law_stored(store, saved.short_name, saved.version) if saved.created and alerts else None
     )
-    return LawStored(saved, outcome)
+    return LawStored(saved, outcome, reopened)
 
 
 def install_law(

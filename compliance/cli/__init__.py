@@ -23,6 +23,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "roles": ("compliance.cli.roles", "roles", "Train and evaluate the paragraph role model."),
     "db": ("compliance.cli.db", "db", "Database administration (migrations)."),
     "train": ("compliance.cli.train", "train_command", "Train the GDPR article classifier."),
+    "calibrate": (
+        "compliance.cli.calibrate",
+        "calibrate_command",
+        "Refit the classifier's temperature and review band on reviews.",
+    ),
     "evaluate": (
         "compliance.cli.evaluate",
         "evaluate_command",
@@ -32,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("compliance.cli.audit", "audit_command", "Ingest documents, link paragraphs to GDPR articles."),
     "alerts": ("compliance.cli.alerts", "alerts", "List, show and acknowledge alerts raised by new laws."),
     "runs": ("compliance.cli.runs", "runs", "List runs (ingest, audit, law installs …); reap killed ones."),
+    "links": ("compliance.cli.links", "links", "List, review, export and import links; diff two runs."),
+    "report": ("compliance.cli.report", "report_command", "Coverage and gap report (HTML, XLSX, JSON)."),
     "search": (
         "compliance.cli.search",
         "search",

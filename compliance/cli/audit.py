@@ -34,7 +34,20 @@ from compliance.cli.options import (
     "export_path",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="Write this run's links to a .csv or .json file.",
+    help="Write every current link of the audited documents to a .xlsx, .csv or .json file (a re-audit of "
+    "unchanged files exports them too).",
+)
+@click.option(
+    "--laws",
+    default=None,
+    help="Also link paragraphs to these installed laws' provisions (comma-separated short names, e.g. "
+    "gdpr,eprivacy) through the document-to-law retriever.",
+)
+@click.option(
+    "--rescore",
+    is_flag=True,
+    help="Classify every paragraph again (after a model change) and report links gained, lost and re-ranked; "
+    "decisions are carried over, accepted links whose score fell below the review band become needs-review.",
 )
 @click.option(
     "--relative-to",
@@ -61,6 +74,8 @@ def audit_command(
     no_recursive: bool,
     allow_failures: bool,
     all_roles: bool,
+    laws: str | None,
+    rescore: bool,
     device: str | None,
     train_if_missing: bool,
     database_url: str | None,
@@ -71,28 +86,37 @@ def audit_command(
     Files that cannot be read are reported on stderr and the audit goes on; the exit status is then 1 (0 with
     --allow-failures when at least one document was audited).
     """
-    from compliance.app import audit_documents, export_links
+    from compliance.app import audit_documents
+    from compliance.app.links import LinkQuery, export_links_file
     from compliance.cli.ingest import report_failure
     from compliance.connectors.roles import MAPPED_ROLES
     from compliance.linking.classifier_links import ClassifierLinkConfig
 
     classifier = load_classifier(model_path, device, train_if_missing)
     store = open_store(database_url)
-    result = audit_documents(
-        store,
-        list(paths),
-        classifier,
-        config=ClassifierLinkConfig(top_k=top_k),
-        relative_to=relative_to,
-        recursive=not no_recursive,
-        on_error=report_failure,
-        roles=None if all_roles else MAPPED_ROLES,
-    )
+    law_names = tuple(x.strip() for x in (laws or "").split(",") if x.strip())
+    options = {
+        "config": ClassifierLinkConfig(top_k=top_k),
+        "relative_to": relative_to,
+        "recursive": not no_recursive,
+        "on_error": report_failure,
+        "laws": law_names,
+        "roles": None if all_roles else MAPPED_ROLES,
+    }
+    rescored = None
+    if rescore:
+        from compliance.app.rescore import rescore_documents
+
+        rescored = rescore_documents(store, list(paths), classifier, **options)  # type: ignore[arg-type]
+        result = rescored.audit
+    else:
+        result = audit_documents(store, list(paths), classifier, **options)  # type: ignore[arg-type]
     exported = None
     if export_path is not None:
-        exported = export_links(store, result.run_id, export_path)
+        every = LinkQuery(documents=tuple(d.document_id for d in result.documents))
+        exported = export_links_file(store, export_path, None, every).links
     if as_json:
-        data = result.to_dict()
+        data = rescored.to_dict() if rescored is not None else result.to_dict()
         data["exported"] = {"path": str(export_path), "rows": exported} if export_path else None
         echo_json(data)
     else:
@@ -120,8 +144,17 @@ def audit_command(
                 )
             if doc.needs_review:
                 click.echo(f"  {len(doc.needs_review)} paragraph(s) need review")
+        if rescored is not None:
+            d = rescored.diff
+            click.echo(
+                f"\nrescore: {len(d.gained)} link(s) gained, {len(d.lost)} lost, {len(d.reranked)} re-ranked; "
+                f"{rescored.carried_over} decision(s) carried over, {len(rescored.flagged)} accepted link(s) "
+                "set to needs-review:"
+            )
+            for f in rescored.flagged:
+                click.echo(f"  link {f['link_id']}: {f['reason']}")
         if exported is not None:
-            click.echo(f"\n{exported} link(s) exported to {export_path}")
+            click.echo(f"\n{exported} current link(s) exported to {export_path}")
         if result.failures:
             click.echo(f"{len(result.failures)} file(s) could not be read", err=True)
     if not result.documents or (result.failures and not allow_failures):

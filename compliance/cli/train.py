@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from compliance.cli.options import device_option
+from compliance.cli.options import database_option, device_option
 
 
 @click.command("train")
@@ -87,6 +87,13 @@ from compliance.cli.options import device_option
     default=None,
     help="Override the salt of the held-out split (which sentences and recitals are kept out of training).",
 )
+@click.option(
+    "--with-reviews",
+    is_flag=True,
+    help="Add the database's reviewed GDPR links: accepted (and added) links as positives, rejected links as "
+    "negatives (the law's held-out sets stay apart).",
+)
+@database_option
 @device_option
 @click.option("--no-bf16", is_flag=True, help="Train in fp32 even where bf16 autocast is supported.")
 @click.option("--json", "as_json", is_flag=True, help="Print the training summary as JSON.")
@@ -106,6 +113,8 @@ def train_command(
     soup: int | None,
     seed: int | None,
     data_seed: int | None,
+    with_reviews: bool,
+    database_url: str | None,
     device: str | None,
     no_bf16: bool,
     as_json: bool,
@@ -136,6 +145,8 @@ def train_command(
         umbrellas=not no_umbrellas,
         device=device,
         bf16=False if no_bf16 else None,
+        with_reviews=with_reviews,
+        database_url=database_url,
     )
     click.echo(f"training recipe {recipe!r} → {out_dir or default_classifier_dir()}", err=True)
     summary = train_classifier(request)
@@ -150,5 +161,10 @@ def train_command(
             f"  temperature {summary['temperature']:.3f}; ECE {summary['ece_before']:.3f} → "
             f"{summary['ece_after']:.3f}"
         )
+        if summary.get("reviews"):
+            r = summary["reviews"]
+            click.echo(
+                f"  reviews: {r['items']} paragraph(s), {r['accepted']} accepted, {r['rejected']} rejected"
+            )
         for name, vals in summary["heldout"].items():
             click.echo(f"  {name}: " + ", ".join(f"{k} {v:.3f}" for k, v in vals.items()))

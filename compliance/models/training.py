@@ -32,6 +32,7 @@ from compliance.runtime import autocast, length_sorted_batches, mean_pool
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
     from compliance.models.encoder import Encoder
+    from compliance.models.reviews import ReviewedItem
 
 __all__ = [
     "DEFAULT_RECIPE",
@@ -414,6 +415,8 @@ def train(
     bf16: bool | None = None,
     on_log: Callable[[dict[str, Any]], None] | None = None,
     prior_weight: float = 0.0,
+    reviews: Sequence[ReviewedItem] = (),
+    review_negative_weight: float = 1.0,
 ) -> TrainResult:
     """Train (optionally pre-train), calibrate and save a GDPR article classifier.
 
@@ -428,6 +431,10 @@ def train(
         on_log: called with every logged training record (loss, accuracy, learning rate, elapsed, eta).
         prior_weight: when > 0 and extra supervision is given, store the extra examples' article frequencies
             as the model's label prior with this weight (the balanced law data carries no realistic prior).
+        reviews: reviewed paragraphs (:mod:`compliance.models.reviews`): accepted articles are added as
+            training examples, rejected ones are penalised with an unlikelihood term. They only add training
+            examples: the law's held-out sets, the law prior and the umbrellas are those of the recipe.
+        review_negative_weight: weight of the rejected articles' unlikelihood term.
 
     Returns:
         The classifier, the data it was trained on, and the metrics (curves, calibration, held-out figures).
@@ -451,6 +458,17 @@ def train(
     if not data.train:
         raise ModelError("no training examples were built from the law")
     labels = sorted({a.number for a in data.articles})
+    if reviews:
+        from compliance.models.reviews import review_examples
+
+        data.train.extend(review_examples(reviews, labels))
+        data.provenance["reviews"] = {
+            "items": len(reviews),
+            "accepted": sum(len(r.accepted) for r in reviews),
+            "rejected": sum(len(r.rejected) for r in reviews),
+            "negative_weight": review_negative_weight,
+        }
+        data.provenance["counts"]["train"] = len(data.train)
     titles = {a.number: a.title for a in data.articles}
     index = {a: i for i, a in enumerate(labels)}
 
@@ -479,16 +497,21 @@ def train(
     distinct = sorted({e.text for e in data.train})
     pos = {t: i for i, t in enumerate(distinct)}
     ex_text = [pos[e.text] for e in data.train]
-    y = torch.tensor([index[e.labels[0]] for e in data.train], dtype=torch.long)
+    y = torch.tensor([index[e.labels[0]] if e.labels else -100 for e in data.train], dtype=torch.long)
+    rejected_of = {r.text: [index[a] for a in r.rejected if a in index] for r in reviews if r.rejected}
+    negatives = torch.zeros((len(data.train), len(labels)), dtype=torch.bool)
+    for i, e in enumerate(data.train):
+        for j in rejected_of.get(e.text, ()) if e.source == "review" else ():
+            negatives[i, j] = True
     split = _SplitEncoder(encoder, recipe.freeze_layers)
     # extra supervision (realistic, long texts) keeps up to the inference window instead of max_length tokens
-    long_texts = {e.text for e in data.train if e.source == "extra"}
+    long_texts = {e.text for e in data.train if e.source in ("extra", "review")}
     cache, pooled_all = split.cache(
         distinct, recipe.max_length, long_texts=long_texts, long_max_length=recipe.inference_max_length
     )
     if recipe.warm_start_head:
         sums = torch.zeros((len(labels), encoder.hidden_size))
-        for text, label in {(e.text, e.labels[0]) for e in data.train}:
+        for text, label in {(e.text, e.labels[0]) for e in data.train if e.labels}:
             sums[index[label]] += torch.nn.functional.normalize(pooled_all[pos[text]], dim=-1)
         with torch.no_grad():
             head.prototypes.copy_(torch.nn.functional.normalize(sums, dim=-1).to(encoder.device))
@@ -535,16 +558,30 @@ def train(
                     pooled = split.upper([cache[ex_text[i]] for i in idx])
                     target = y[idx].to(encoder.device)
                     logits = head(pooled)
-                    loss = torch.nn.functional.cross_entropy(
-                        logits, target, label_smoothing=recipe.label_smoothing
+                    valid = target >= 0
+                    loss = (
+                        torch.nn.functional.cross_entropy(
+                            logits[valid], target[valid], label_smoothing=recipe.label_smoothing
+                        )
+                        if bool(valid.any())
+                        else logits.new_zeros(())
                     )
+                    if rejected_of:
+                        from compliance.models.reviews import negative_loss
+
+                        neg = negatives[idx].to(encoder.device)
+                        loss = loss + review_negative_weight * negative_loss(logits, neg)
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_([p for g in groups for p in g["params"]], 1.0)
                     opt.step()
                     sched.step()
                     opt.zero_grad(set_to_none=True)
                     window_loss.append(float(loss.detach()))
-                    window_acc.append(float((logits.argmax(-1) == target).float().mean()))
+                    window_acc.append(
+                        float((logits.argmax(-1)[valid] == target[valid]).float().mean())
+                        if bool(valid.any())
+                        else 0.0
+                    )
                     step += 1
                     progress.update(1)
                     if step % log_every == 0 or step == total:

@@ -55,7 +55,9 @@ Links and reviews (append-only)
     ``add_links(run_id, links: Iterable[NewLink]) -> int``, ``list_links(*, run_id=None, paragraph_id=None,
     provision_id=None, law=None, document_id=None, status=None, limit=None, offset=0) -> list[LinkRecord]``
     (``status`` is the current, derived status), ``get_link(id)``, ``export_links(run_id=None) -> list[dict]``,
-    ``add_review(link_id, decision, reviewer, comment=None) -> ReviewRecord``, ``list_reviews(link_id)``.
+    ``add_review(link_id, decision, reviewer, comment=None) -> ReviewRecord``, ``list_reviews(link_id)``;
+    the officer's view (:mod:`compliance.store.link_history`): ``current_links(...) -> list[CurrentLink]``,
+    ``add_reviews([NewReview, ...])`` (all or nothing), ``add_manual_link(paragraph_id, provision_id, reviewer)``.
 Alerts
     ``add_alerts(run_id, alerts: Iterable[NewAlert]) -> int``, ``list_alerts(status=None, law=None, run_id=None)
     -> list[AlertRecord]``, ``get_alert(id) -> AlertRecord`` (with acknowledgements),
@@ -79,6 +81,7 @@ from typing import TYPE_CHECKING
 from compliance._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from compliance.store.link_history import CurrentLink, NewReview
     from compliance.store.records import (
         AcknowledgementRecord,
         ActiveRun,
@@ -104,12 +107,14 @@ __all__ = [
     "ActiveRun",
     "AlertRecord",
     "AuditEntry",
+    "CurrentLink",
     "DocumentRecord",
     "DocumentVersionRecord",
     "LawRecord",
     "LinkRecord",
     "NewAlert",
     "NewLink",
+    "NewReview",
     "ReviewRecord",
     "RunRecord",
     "SavedDocument",
@@ -121,4 +126,5 @@ __all__ = [
 
 _LAZY = {name: "compliance.store.records" for name in __all__ if name != "Store"}
 _LAZY["Store"] = "compliance.store.repository"
+_LAZY["CurrentLink"] = _LAZY["NewReview"] = "compliance.store.link_history"
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

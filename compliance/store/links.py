@@ -274,38 +274,28 @@ class LinksMixin(StoreBase):
         return out
 
     def add_review(
-        self, link_id: int, decision: str, reviewer: str, comment: str | None = None
+        self,
+        link_id: int,
+        decision: str,
+        reviewer: str,
+        comment: str | None = None,
+        *,
+        source: str = "cli",
     ) -> ReviewRecord:
-        """Record a reviewer's decision on a link (a new row; earlier decisions are kept).
+        """Record a reviewer's decision on a link (a new row; earlier decisions are kept). The review records the
+        run and model whose suggestion it decides (see :meth:`add_reviews` for several at once).
 
         Args:
             decision: ``accepted``, ``rejected``, ``needs-review`` or ``proposed`` (reopen).
+            source: how the decision came in (``cli``, ``api``, ``import`` …).
 
         Raises:
             NotFoundError: no such link.
             StoreError: invalid decision or empty reviewer.
         """
-        from compliance.store.orm import LINK_STATUSES, LinkRow, ReviewRow
+        from compliance.store.link_history import NewReview
 
-        if decision not in LINK_STATUSES:
-            raise StoreError(f"invalid decision {decision!r}; expected one of {LINK_STATUSES}")
-        if not reviewer or not reviewer.strip():
-            raise StoreError("a review needs a reviewer name")
-        with self.session() as s:
-            if s.get(LinkRow, link_id) is None:
-                raise NotFoundError(f"no link {link_id}")
-            row = ReviewRow(link_id=link_id, decision=decision, reviewer=reviewer.strip(), comment=comment)
-            s.add(row)
-            s.flush()
-            self._log(
-                s,
-                "link.review",
-                actor=reviewer.strip(),
-                target_type="link",
-                target_id=link_id,
-                details={"decision": decision, "comment": comment, "review_id": row.id},
-            )
-            return ReviewRecord(row.id, row.link_id, row.decision, row.reviewer, row.comment, row.decided_at)
+        return self.add_reviews([NewReview(link_id, decision, reviewer, comment, source)])[0]  # type: ignore[attr-defined,no-any-return]
 
     def list_reviews(self, link_id: int) -> list[ReviewRecord]:
         """Every decision on a link, oldest first."""

@@ -56,6 +56,7 @@ NAMING_CONVENTION: dict[str, str] = {
 #: Allowed values of the status-like columns (validated by the repository, stored as short strings).
 RUN_STATUSES = ("running", "succeeded", "failed")
 LINK_STATUSES = ("proposed", "accepted", "rejected", "needs-review")
+REVIEW_SOURCES = ("cli", "api", "import", "manual", "rescore", "law-change", "carry-over")
 ALERT_STATUSES = ("open", "acknowledged")
 
 
@@ -264,6 +265,14 @@ class ReviewRow(Base):
     reviewer: Mapped[str] = mapped_column(String(255))
     comment: Mapped[str | None] = mapped_column(Text)
     decided_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: the run and the model whose suggestion was decided (copied from the link when the review is recorded)
+    suggested_run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("runs.id", ondelete="SET NULL"), index=True
+    )
+    suggested_model: Mapped[str | None] = mapped_column(String(255))
+    #: how the decision came in: ``cli``, ``api``, ``import`` (a filled-in spreadsheet), ``manual`` (a link a
+    #: reviewer added), ``rescore`` / ``law-change`` (re-opened by the system, with the reason as comment)
+    source: Mapped[str | None] = mapped_column(String(32))
 
 
 # -- alerts ------------------------------------------------------------------------------------------------------
@@ -318,6 +327,7 @@ __all__ = [
     "ALERT_STATUSES",
     "LINK_STATUSES",
     "NAMING_CONVENTION",
+    "REVIEW_SOURCES",
     "RUN_STATUSES",
     "AlertAcknowledgementRow",
     "AlertRow",

@@ -6,7 +6,8 @@ nothing, and every mutation writes its ``audit_log`` row inside that same transa
 
 ``Store`` is assembled from one part per concept: :mod:`~compliance.store.base` (engine, sessions, schema,
 audit log), :mod:`~compliance.store.laws`, :mod:`~compliance.store.documents`, :mod:`~compliance.store.runs`,
-:mod:`~compliance.store.links` and :mod:`~compliance.store.alerts`.
+:mod:`~compliance.store.links`, :mod:`~compliance.store.link_history` (current links, review batches,
+manual links) and :mod:`~compliance.store.alerts`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from __future__ import annotations
 from compliance.store.alerts import AlertsMixin
 from compliance.store.documents import DocumentsMixin
 from compliance.store.laws import LawsMixin
+from compliance.store.link_history import LinkHistoryMixin
 from compliance.store.links import LinksMixin
 from compliance.store.runs import RunsMixin
 
 
-class Store(LawsMixin, DocumentsMixin, RunsMixin, LinksMixin, AlertsMixin):
+class Store(LawsMixin, DocumentsMixin, RunsMixin, LinksMixin, LinkHistoryMixin, AlertsMixin):
     """Access to the compliance database.
 
     Args:

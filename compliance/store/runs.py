@@ -21,6 +21,8 @@ from compliance.store.base import StoreBase
 from compliance.store.records import ActiveRun, RunRecord, to_jsonable
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from compliance.store.orm import RunRow
 
 logger = logging.getLogger(__name__)
@@ -50,12 +52,10 @@ class RunsMixin(StoreBase):
         )
 
     def _insert_run(self, kind: str, config: Any, model: Any, actor: str | None) -> RunRecord:
-        from sqlalchemy import func, select
-
         from compliance.store.orm import RunRow
 
         with self.session() as s:
-            number = (s.scalar(select(func.max(RunRow.number)).where(RunRow.kind == kind)) or 0) + 1
+            number = next_run_number(s, kind)
             row = RunRow(
                 kind=kind,
                 number=number,
@@ -290,3 +290,13 @@ def owner_gone(owner: str | None) -> str | None:
     if token and current is not None and current != token:
         return why  # the id now belongs to another process
     return None
+
+
+def next_run_number(s: Session, kind: str) -> int:
+    """The number the next run of ``kind`` gets (runs are numbered per kind: ``audit:1``, ``audit:2`` …); two
+    writers that race for it collide on the unique (kind, number) and the loser retries."""
+    from sqlalchemy import func, select
+
+    from compliance.store.orm import RunRow
+
+    return int(s.scalar(select(func.max(RunRow.number)).where(RunRow.kind == kind)) or 0) + 1

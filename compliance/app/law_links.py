@@ -1,0 +1,158 @@
+"""Links to the other installed laws: every paragraph of the audited documents against the provisions of the EU
+acts other than the GDPR (and UK acts when installed), through the document-to-law retriever.
+
+The GDPR has its own article classifier (calibrated probabilities); the other laws are searched with
+:class:`~compliance.search.LawSearch` (BM25 fused with the dense encoder over the laws' articles), and the
+candidates are stored as links with method ``retriever`` — scored, with their evidence, and reviewed like the
+classifier's. How a candidate becomes a link:
+
+* the paragraph's ``top_k`` provisions of each law are candidates when they share terms with it (BM25 > 0);
+* with a trained link-decision model (``compliance alerts train-decision``) its calibrated threshold decides:
+  ``proposed`` at or above the threshold, ``needs-review`` in the abstain band, dropped below it; the score is
+  the bi-encoder's similarity;
+* without one, every candidate is stored as ``needs-review`` (a person decides) with the retrieval score.
+
+A paragraph already linked to a law by the retriever is not searched again for that law.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from compliance.errors import ConfigurationError, ModelNotFoundError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.linking.decision import LinkDecisionModel
+    from compliance.search import LawSearch
+    from compliance.store import Store
+
+__all__ = ["RETRIEVER_METHOD", "LawLinkConfig", "link_other_laws"]
+
+RETRIEVER_METHOD = "retriever"
+#: laws whose links come from a classifier of their own, not from the retriever
+CLASSIFIED_LAWS = frozenset({"gdpr"})
+
+
+@dataclass(frozen=True)
+class LawLinkConfig:
+    """How retriever candidates become links (stored with the audit run's stats).
+
+    Attributes:
+        top_k: candidate provisions per paragraph and law.
+        min_words: shorter paragraphs (headings, page furniture) are not searched.
+        dense: fuse the dense encoder with BM25 (False: BM25 alone).
+        use_decision_model: let a trained link-decision model decide (when one exists).
+    """
+
+    top_k: int = 3
+    min_words: int = 4
+    dense: bool = True
+    use_decision_model: bool = True
+
+    def __post_init__(self) -> None:
+        if self.top_k < 1:
+            raise ConfigurationError("top_k must be at least 1")
+
+
+def _decision_model(config: LawLinkConfig) -> LinkDecisionModel | None:
+    if not config.use_decision_model:
+        return None
+    from compliance.alerts.engine import load_decision_model
+
+    try:
+        return load_decision_model()
+    except ModelNotFoundError:
+        return None
+
+
+def link_other_laws(
+    store: Store,
+    run_id: int,
+    document_ids: Sequence[int],
+    laws: Sequence[str],
+    *,
+    config: LawLinkConfig | None = None,
+    search: LawSearch | None = None,
+    decision: LinkDecisionModel | None = None,
+) -> int:
+    """Store retriever links from the latest versions of ``document_ids`` to the provisions of ``laws`` (short
+    names of installed laws; ``gdpr`` is skipped: the classifier links it). Returns the number of links stored.
+
+    Raises:
+        LawNotFoundError: a law is not installed (``compliance laws install NAME``).
+    """
+    from compliance.search import LawSearch
+    from compliance.store import NewLink
+
+    config = config or LawLinkConfig()
+    wanted = [name.strip().lower() for name in laws if name.strip()]
+    targets = [store.law_record(name) for name in wanted if name not in CLASSIFIED_LAWS]
+    if not targets or not document_ids:
+        return 0
+    search = search or LawSearch(store, dense=config.dense)
+    decision = decision if decision is not None else _decision_model(config)
+    paragraphs = [
+        p
+        for p in store.iter_paragraphs(document_ids=list(document_ids))
+        if p.kind != "heading" and len(p.text.split()) >= config.min_words
+    ]
+    stored = 0
+    for record in targets:
+        done = {
+            x.paragraph_id
+            for x in store.current_links(
+                document_ids=list(document_ids), law=record.identifier, method=RETRIEVER_METHOD
+            )
+        }
+        todo = [p for p in paragraphs if p.id not in done]
+        if not todo:
+            continue
+        law = store.get_law(record.id)
+        provision_ids = store.provision_id_map(record.id)
+        index = search.provisions_index()
+        exclude = [i for i in index.ids if not i.startswith(f"{record.short_name}/")]
+        hits_per_paragraph = index.search_many(
+            [p.text for p in todo], k=config.top_k, exclude=[exclude] * len(todo)
+        )
+        candidates: list[tuple[Any, Any, str, int]] = []  # (paragraph, hit, provision key, rank)
+        for p, hits in zip(todo, hits_per_paragraph, strict=True):
+            for rank, h in enumerate(hits, start=1):
+                key = str(index.documents[h.id].metadata.get("key", h.id.split("/", 1)[-1]))
+                if key in provision_ids and float(h.evidence.get("bm25", 0.0)) > 0.0:
+                    candidates.append((p, h, key, rank))
+        if not candidates:
+            continue
+        link_scores: list[float] | None = None
+        if decision is not None:
+            texts = [f"{law.get(k).title or ''}\n{law.text_of(k)}".strip() for _, _, k, _ in candidates]
+            link_scores = [
+                float(x) for x in decision.score_pairs([p.text for p, _, _, _ in candidates], texts)
+            ]
+        new: list[NewLink] = []
+        for i, (p, h, key, rank) in enumerate(candidates):
+            evidence: dict[str, Any] = {
+                "law": record.short_name,
+                "retrieval": {k: round(float(v), 6) for k, v in h.evidence.items() if isinstance(v, float)},
+                "shared_terms": [t for t, _ in index.salient_terms(p.text, h.id, n=8)],
+                "provision_title": law.get(key).title or "",
+                "config": asdict(config),
+            }
+            if link_scores is not None and decision is not None:
+                verdict = decision.decide(link_scores[i])
+                if verdict == "drop":
+                    continue
+                status = "proposed" if verdict == "propose" and rank == 1 else "needs-review"
+                score = link_scores[i]
+                evidence.update(
+                    {"decision": verdict, "threshold": decision.threshold, "band_lower": decision.lower}
+                )
+            else:
+                status, score = "needs-review", float(h.score)
+                evidence["decision"] = "review (no link-decision model: a person decides)"
+            new.append(NewLink(p.id, provision_ids[key], RETRIEVER_METHOD, score, rank, evidence, status))
+        if new:
+            store.add_links(run_id, new)
+            stored += len(new)
+    return stored
