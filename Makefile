@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# torch is pinned in the same command so pip takes the local CPU build instead of a CUDA one.
-	$(PY) -m pip install -q "torch==2.13.0" -e ".[ml,postgres,api,langchain,tune,dev]"
+	$(PY) -m pip install -q "torch==2.13.0" -e ".[ml,postgres,api,workers,langchain,tune,dev]"
 	touch $@
 
 install: $(VENV)/.installed

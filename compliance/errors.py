@@ -5,7 +5,7 @@ matching built-in (``ValueError``, ``LookupError`` …) so that callers who do n
 them sensibly. The ``code`` is stable across releases: the CLI prints it, the HTTP API returns it.
 
 Code ranges: C1xx configuration/installation, C2xx law corpus, C3xx connectors (documents), C4xx store,
-C5xx models, C6xx retrieval/linking, C7xx alerts/notification.
+C5xx models, C6xx retrieval/linking, C7xx alerts/notification, C8xx service (HTTP API, tokens, jobs).
 """
 
 from __future__ import annotations
@@ -204,3 +204,59 @@ class ReviewImportError(ComplianceError, ValueError):
         )
         self.source = source
         self.problems = problems
+
+
+class AuthenticationError(ComplianceError, PermissionError):
+    """No API token, or one that is unknown or revoked."""
+
+    code = "C801"
+    http_status = 401
+
+
+class PermissionDeniedError(ComplianceError, PermissionError):
+    """The API token's role does not allow this action."""
+
+    code = "C802"
+    http_status = 403
+
+
+class InvalidRequestError(ComplianceError, ValueError):
+    """An HTTP request is malformed: a missing or invalid parameter, a body that does not match its schema."""
+
+    code = "C803"
+    http_status = 422
+
+
+class MethodNotAllowedError(ComplianceError, ValueError):
+    """The HTTP method is not allowed on this route."""
+
+    code = "C804"
+    http_status = 405
+
+
+class ConflictError(ComplianceError, ValueError):
+    """The request conflicts with what is stored (a token name already in use, a job already finished …)."""
+
+    code = "C805"
+    http_status = 409
+
+
+class UnsupportedMediaTypeError(ComplianceError, ValueError):
+    """An HTTP request body has a content type this route does not accept."""
+
+    code = "C806"
+    http_status = 415
+
+
+class RequestTooLargeError(ComplianceError, ValueError):
+    """An HTTP request body is larger than the configured limit."""
+
+    code = "C807"
+    http_status = 413
+
+
+class QueueUnavailableError(ComplianceError, RuntimeError):
+    """The job queue (the Celery broker) cannot be reached: jobs cannot be submitted."""
+
+    code = "C808"
+    http_status = 503

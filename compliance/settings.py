@@ -59,6 +59,24 @@ class Settings(BaseSettings):
         default=None, description="HMAC-SHA256 key for the X-Compliance-Signature header of webhook posts."
     )
 
+    broker_url: str | None = Field(
+        default=None,
+        description="Celery broker for scale-out jobs (e.g. redis://127.0.0.1:6379/0); none: jobs run in-process.",
+    )
+    queue: str = Field(default="compliance", description="The Celery queue audit jobs go to.")
+    job_threads: int = Field(default=1, ge=1, le=64, description="In-process job threads (no broker).")
+    job_lease_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        description="A running job item's lease; renewed while its worker lives, taken over when it expires.",
+    )
+    broker_visibility_timeout: int = Field(
+        default=3600, ge=1, description="Seconds before the broker re-delivers a task nobody acknowledged."
+    )
+    max_request_bytes: int = Field(
+        default=10 * 1024 * 1024, description="Largest accepted JSON request body of the HTTP API."
+    )
+
     @property
     def resolved_database_url(self) -> str:
         if self.database_url:

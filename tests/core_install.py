@@ -31,6 +31,12 @@ OPTIONAL: dict[str, str] = {
     "psycopg": "postgres",
     "fastapi": "api",
     "uvicorn": "api",
+    "multipart": "api",
+    "celery": "workers",
+    "kombu": "workers",
+    "redis": "workers",
+    "schemathesis": "dev",
+    "playwright": "dev",
     "optuna": "tune",
     "sklearn": "dev",
 }
@@ -39,6 +45,8 @@ OPTIONAL: dict[str, str] = {
 NEEDS_EXTRA: dict[str, str] = {
     "compliance.connectors.langchain": "langchain",
     "compliance.integrations.langchain": "langchain",
+    "compliance.api": "api",
+    "compliance.workers.celery_app": "workers",
 }
 
 #: modules that other programs run rather than import

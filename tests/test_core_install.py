@@ -36,7 +36,7 @@ def test_the_module_list_covers_the_package() -> None:
     assert {"compliance", "compliance.cli", "compliance.store.schema", "compliance.errors"} <= set(modules)
     assert "compliance.migrations.versions.0001_initial" in modules
     assert set(NEEDS_EXTRA) | set(NOT_IMPORTED) <= set(modules)
-    assert set(OPTIONAL.values()) <= {"ml", "langchain", "postgres", "api", "tune", "dev"}
+    assert set(OPTIONAL.values()) <= {"ml", "langchain", "postgres", "api", "workers", "tune", "dev"}
 
 
 def test_the_check_fails_on_an_unguarded_import_and_on_a_wrong_extra(tmp_path: Path) -> None:

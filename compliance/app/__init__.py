@@ -24,6 +24,10 @@ Use cases (imported lazily)::
     coverage_report(store, "gdpr", documents) -> CoverageReport;  write_report(report, out, "html" | "xlsx" | "json")
     rescore_documents(store, sources, classifier) -> RescoreReport;  link_other_laws(store, run_id, docs, laws)
     calibrate_classifier_from_reviews(model_path) -> summary;  TrainRequest(with_reviews=True)
+    set_alerts_status(store, ids, "dismissed", by) (acknowledged / dismissed / resolved / open)
+    create_token / list_tokens / revoke_token / authenticate / require_role   (API tokens and roles)
+    submit_audit_job(store, sources, dispatcher) -> JobRecord;  run_job_item(store, item_id, worker=...);
+    job_detail / list_jobs / recover_stale_items / resume_queued_items        (audits as one task per document)
 """
 
 from __future__ import annotations
@@ -53,6 +57,20 @@ _EXPORTS = {
     "get_alert": "compliance.app.alerts",
     "list_alerts": "compliance.app.alerts",
     "run_law_alerts": "compliance.app.alerts",
+    "set_alerts_status": "compliance.app.alerts",
+    "Principal": "compliance.app.tokens",
+    "authenticate": "compliance.app.tokens",
+    "create_token": "compliance.app.tokens",
+    "list_tokens": "compliance.app.tokens",
+    "require_role": "compliance.app.tokens",
+    "revoke_token": "compliance.app.tokens",
+    "AuditJobParams": "compliance.app.jobs",
+    "job_detail": "compliance.app.jobs",
+    "list_jobs": "compliance.app.jobs",
+    "recover_stale_items": "compliance.app.jobs",
+    "resume_queued_items": "compliance.app.jobs",
+    "run_job_item": "compliance.app.jobs",
+    "submit_audit_job": "compliance.app.jobs",
     "train_decision": "compliance.app.alerts",
     "search_controls": "compliance.app.search",
     "search_laws": "compliance.app.search",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.store.records import AlertRecord
 
 __all__ = [
+    "ALERT_ACTIONS",
     "AlertRunOutcome",
     "acknowledge_alerts",
     "alert_to_dict",
@@ -33,6 +34,7 @@ __all__ = [
     "list_alerts",
     "notify_run",
     "run_law_alerts",
+    "set_alerts_status",
     "train_decision",
 ]
 
@@ -228,7 +230,7 @@ def list_alerts(
     """Stored alerts as dicts (:func:`alert_to_dict`), newest run first, then by rank within a run.
 
     Args:
-        status: ``open`` or ``acknowledged``.
+        status: ``open``, ``acknowledged``, ``dismissed`` or ``resolved``.
         law: a law's short name or identifier.
         run_id: one alert run.
         decision: ``alert`` or ``review`` (review-band items).
@@ -250,7 +252,29 @@ def acknowledge_alerts(
     store: Store, alert_ids: Sequence[int], by: str, comment: str | None = None
 ) -> list[dict[str, Any]]:
     """Acknowledge alerts (the history of acknowledgements is kept); returns them as they are now."""
-    return [alert_to_dict(store.acknowledge_alert(i, by, comment)) for i in alert_ids]
+    return set_alerts_status(store, alert_ids, "acknowledged", by, comment)
+
+
+#: what an officer can do with an alert → the status it leaves
+ALERT_ACTIONS = {
+    "acknowledge": "acknowledged",
+    "dismiss": "dismissed",
+    "resolve": "resolved",
+    "reopen": "open",
+}
+
+
+def set_alerts_status(
+    store: Store, alert_ids: Sequence[int], status: str, by: str, comment: str | None = None
+) -> list[dict[str, Any]]:
+    """Set alerts' status — ``acknowledged``, ``dismissed`` (a false positive), ``resolved`` (the control was
+    updated) or ``open`` (reopened) — with who and why; every change is kept in the alert's history.
+
+    Raises:
+        NotFoundError: an unknown alert id (the alerts before it are changed).
+        StoreError: an unknown status or an empty name.
+    """
+    return [alert_to_dict(store.set_alert_status(i, status, by, comment)) for i in alert_ids]
 
 
 def train_decision(

@@ -44,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "search",
         "Control text/document → laws and provisions; law → controls.",
     ),
+    "serve": ("compliance.cli.serve", "serve_command", "Serve the HTTP API and the web review page."),
+    "worker": ("compliance.cli.worker", "worker_command", "Run audit jobs from the queue (Celery worker)."),
+    "tokens": ("compliance.cli.tokens", "tokens", "Create, list and revoke API tokens."),
+    "jobs": ("compliance.cli.jobs", "jobs", "Audit jobs: one task per document; list and show them."),
 }
 
 

@@ -84,7 +84,12 @@ def _row(a: dict[str, Any]) -> dict[str, Any]:
 
 
 @alerts.command("list")
-@click.option("--status", type=click.Choice(["open", "acknowledged"]), default=None, help="Only this status.")
+@click.option(
+    "--status",
+    type=click.Choice(["open", "acknowledged", "dismissed", "resolved"]),
+    default=None,
+    help="Only this status.",
+)
 @click.option("--law", default=None, help="Only alerts for this law (short name or identifier).")
 @click.option("--run", "run_id", type=int, default=None, help="Only alerts of this alert run.")
 @click.option(

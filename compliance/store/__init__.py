@@ -61,7 +61,16 @@ Links and reviews (append-only)
 Alerts
     ``add_alerts(run_id, alerts: Iterable[NewAlert]) -> int``, ``list_alerts(status=None, law=None, run_id=None)
     -> list[AlertRecord]``, ``get_alert(id) -> AlertRecord`` (with acknowledgements),
-    ``acknowledge_alert(id, by, comment=None) -> AlertRecord``.
+    ``acknowledge_alert(id, by, comment=None) -> AlertRecord``, ``set_alert_status(id, status, by,
+    comment=None)`` (``acknowledged``, ``dismissed`` — a false positive — or ``resolved``; history kept).
+API tokens
+    ``create_token(name, role, token_hash, prefix)``, ``token_by_hash(hash)``, ``list_tokens()``,
+    ``revoke_token(id_or_name)``, ``touch_token(id)`` (:mod:`compliance.app.tokens` makes and checks secrets).
+Jobs
+    ``create_job(kind, params, items)``, ``get_job(id)``, ``list_jobs(limit=None)``, ``list_job_items(job_id)``,
+    ``claim_job_item(item_id, worker, lease_s) -> JobClaim``, ``renew_job_item(item_id, claim, lease_s)``,
+    ``finish_job_item(item_id, claim, status, result, error)``, ``finish_job_if_done(job_id)``,
+    ``requeue_stale_job_items()``, ``unfinished_job_items()``, ``set_job_notification(job_id, notification)``.
 Audit log
     ``log(action, actor=None, target_type=None, target_id=None, details=None)``, ``list_audit(*, action=None,
     target_type=None, target_id=None, limit=None, offset=0) -> list[AuditEntry]`` (newest first).
@@ -89,9 +98,13 @@ if TYPE_CHECKING:
         AuditEntry,
         DocumentRecord,
         DocumentVersionRecord,
+        JobClaim,
+        JobItemRecord,
+        JobRecord,
         LawRecord,
         LinkRecord,
         NewAlert,
+        NewJobItem,
         NewLink,
         ReviewRecord,
         RunRecord,
@@ -99,6 +112,7 @@ if TYPE_CHECKING:
         SavedLaw,
         StoredParagraph,
         StoredProvision,
+        TokenRecord,
     )
     from compliance.store.repository import Store
 
@@ -110,9 +124,13 @@ __all__ = [
     "CurrentLink",
     "DocumentRecord",
     "DocumentVersionRecord",
+    "JobClaim",
+    "JobItemRecord",
+    "JobRecord",
     "LawRecord",
     "LinkRecord",
     "NewAlert",
+    "NewJobItem",
     "NewLink",
     "NewReview",
     "ReviewRecord",
@@ -122,6 +140,7 @@ __all__ = [
     "Store",
     "StoredParagraph",
     "StoredProvision",
+    "TokenRecord",
 ]
 
 _LAZY = {name: "compliance.store.records" for name in __all__ if name != "Store"}

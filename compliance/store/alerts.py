@@ -98,7 +98,9 @@ class AlertsMixin(StoreBase):
                 .order_by(AlertAcknowledgementRow.id)
             )
             for a in s.scalars(ack_stmt):
-                acks[a.alert_id].append(AcknowledgementRecord(a.id, a.alert_id, a.by, a.comment, a.at))
+                acks[a.alert_id].append(
+                    AcknowledgementRecord(a.id, a.alert_id, a.by, a.comment, a.at, a.status)
+                )
         return [
             AlertRecord(
                 id=a.id,
@@ -125,7 +127,8 @@ class AlertsMixin(StoreBase):
     def list_alerts(
         self, status: str | None = None, law: str | int | None = None, run_id: int | None = None
     ) -> list[AlertRecord]:
-        """Alerts, oldest first; ``status`` ``open``/``acknowledged``; ``law`` a short name, identifier or id."""
+        """Alerts, oldest first; ``status`` ``open``, ``acknowledged``, ``dismissed`` or ``resolved``; ``law`` a
+        short name, identifier or id."""
         from sqlalchemy import or_
 
         from compliance.store.orm import ALERT_STATUSES, AlertRow, LawRow
@@ -156,27 +159,45 @@ class AlertsMixin(StoreBase):
         return found[0]
 
     def acknowledge_alert(self, alert_id: int, by: str, comment: str | None = None) -> AlertRecord:
-        """Acknowledge an alert: appends an acknowledgement row and sets its status to ``acknowledged``.
+        """Acknowledge an alert: appends a history row and sets its status to ``acknowledged``.
 
         Acknowledging again adds another row (the history is kept); the status stays ``acknowledged``.
         """
-        from compliance.store.orm import AlertAcknowledgementRow, AlertRow
+        return self.set_alert_status(alert_id, "acknowledged", by, comment)
 
+    def set_alert_status(
+        self, alert_id: int, status: str, by: str, comment: str | None = None
+    ) -> AlertRecord:
+        """Change an alert's status — ``acknowledged`` (seen, being handled), ``dismissed`` (a false
+        positive), ``resolved`` (the control was updated) or ``open`` (reopened) — appending a history row
+        with who, when and why.
+
+        Raises:
+            NotFoundError: no such alert.
+            StoreError: an unknown status or an empty name.
+        """
+        from compliance.store.orm import ALERT_STATUSES, AlertAcknowledgementRow, AlertRow
+
+        if status not in ALERT_STATUSES:
+            raise StoreError(f"invalid alert status {status!r}; expected one of {ALERT_STATUSES}")
         if not by or not by.strip():
-            raise StoreError("an acknowledgement needs a name (by=)")
+            raise StoreError("an alert status change needs a name (by=)")
+        action = {"acknowledged": "acknowledge", "dismissed": "dismiss", "resolved": "resolve"}.get(
+            status, "reopen"
+        )
         with self.session() as s:
             row = s.get(AlertRow, alert_id)
             if row is None:
                 raise NotFoundError(f"no alert {alert_id}")
-            s.add(AlertAcknowledgementRow(alert_id=alert_id, by=by.strip(), comment=comment))
-            row.status = "acknowledged"
+            s.add(AlertAcknowledgementRow(alert_id=alert_id, status=status, by=by.strip(), comment=comment))
+            previous, row.status = row.status, status
             s.flush()
             self._log(
                 s,
-                "alert.acknowledge",
+                f"alert.{action}",
                 actor=by.strip(),
                 target_type="alert",
                 target_id=alert_id,
-                details={"comment": comment},
+                details={"comment": comment, "status": status, "previous": previous},
             )
         return self.get_alert(alert_id)

@@ -7,7 +7,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from compliance.errors import StoreError
 from compliance.store.records import AuditEntry, to_jsonable
@@ -70,6 +70,16 @@ class StoreBase:
         except Exception:
             shown = "<invalid url>"
         return f"Store({shown!r})"
+
+    def as_actor(self, actor: str) -> Self:
+        """The same store (one engine and connection pool) writing ``actor`` into the audit log: a server
+        makes one per request for the caller's token name."""
+        import copy
+
+        self.engine  # create it first, so that the copy shares it  # noqa: B018
+        clone = copy.copy(self)
+        clone.actor = actor
+        return clone
 
     # -- engine, sessions, schema ----------------------------------------------------------------------------
     @property

@@ -18,6 +18,8 @@ Design in short:
   method, model version).
 * ``alerts`` are raised by runs when a new law arrives; ``alert_acknowledgements`` keep who acknowledged what.
 * ``audit_log`` records every mutation made through the repository.
+* ``api_tokens`` (hashed secrets with a role), ``jobs`` and ``job_items`` (one task per document, claimed under a
+  lease so that a killed worker's document is taken over, never done twice) serve the HTTP API and the workers.
 
 Do not change a model without adding an Alembic revision under ``compliance/migrations/versions``; the test
 suite compares the two.
@@ -36,6 +38,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -57,7 +60,10 @@ NAMING_CONVENTION: dict[str, str] = {
 RUN_STATUSES = ("running", "succeeded", "failed")
 LINK_STATUSES = ("proposed", "accepted", "rejected", "needs-review")
 REVIEW_SOURCES = ("cli", "api", "import", "manual", "rescore", "law-change", "carry-over")
-ALERT_STATUSES = ("open", "acknowledged")
+ALERT_STATUSES = ("open", "acknowledged", "dismissed", "resolved")
+TOKEN_ROLES = ("viewer", "reviewer", "admin")
+JOB_STATUSES = ("queued", "running", "succeeded", "partial", "failed")
+JOB_ITEM_STATUSES = ("queued", "running", "done", "failed")
 
 
 def utcnow() -> datetime:
@@ -296,12 +302,14 @@ class AlertRow(Base):
 
 
 class AlertAcknowledgementRow(Base):
-    """Who acknowledged an alert, when, and why. Append-only."""
+    """Who changed an alert's status (acknowledged, dismissed as a false positive, resolved), when, and why.
+    Append-only: the alert's status is the latest row's."""
 
     __tablename__ = "alert_acknowledgements"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     alert_id: Mapped[int] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="acknowledged", server_default="acknowledged")
     by: Mapped[str] = mapped_column(String(255))
     comment: Mapped[str | None] = mapped_column(Text)
     at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -323,18 +331,84 @@ class AuditLogRow(Base):
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
+# -- service: API tokens and jobs ----------------------------------------------------------------------------
+class ApiTokenRow(Base):
+    """An HTTP API token: only its SHA-256 is stored; the secret is shown once, when it is created."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_by: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column()
+    last_used_at: Mapped[datetime | None] = mapped_column()
+
+
+class JobRow(Base):
+    """A batch of work (an audit of many documents) fanned out as one task per item."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_by: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column()
+    notification: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class JobItemRow(Base):
+    """One task of a job (one document): its input, who runs it under which lease, and its result."""
+
+    __tablename__ = "job_items"
+    __table_args__ = (
+        UniqueConstraint("job_id", "position"),
+        Index("ix_job_items_status_lease_until", "status", "lease_until"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(String(1024))
+    media_type: Mapped[str] = mapped_column(String(255), default="")
+    size_bytes: Mapped[int] = mapped_column(Integer, default=0)
+    sha256: Mapped[str] = mapped_column(String(64))
+    content: Mapped[bytes | None] = mapped_column(LargeBinary)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claim: Mapped[str | None] = mapped_column(String(64))
+    worker: Mapped[str | None] = mapped_column(String(255))
+    lease_until: Mapped[datetime | None] = mapped_column()
+    started_at: Mapped[datetime | None] = mapped_column()
+    finished_at: Mapped[datetime | None] = mapped_column()
+    result: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
 __all__ = [
     "ALERT_STATUSES",
+    "JOB_ITEM_STATUSES",
+    "JOB_STATUSES",
     "LINK_STATUSES",
     "NAMING_CONVENTION",
     "REVIEW_SOURCES",
     "RUN_STATUSES",
+    "TOKEN_ROLES",
     "AlertAcknowledgementRow",
     "AlertRow",
+    "ApiTokenRow",
     "AuditLogRow",
     "Base",
     "Document",
     "DocumentVersion",
+    "JobItemRow",
+    "JobRow",
     "LawRow",
     "LinkRow",
     "ParagraphRow",

@@ -291,11 +291,14 @@ class NewAlert:
 
 @dataclass(frozen=True, slots=True)
 class AcknowledgementRecord(_Record):
+    """One change of an alert's status (``acknowledged``, ``dismissed`` as a false positive, ``resolved``)."""
+
     id: int
     alert_id: int
     by: str
     comment: str | None
     at: datetime
+    status: str = "acknowledged"
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +322,85 @@ class AlertRecord(_Record):
     acknowledgements: tuple[AcknowledgementRecord, ...] = ()
 
 
+# -- service: API tokens and jobs -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class TokenRecord(_Record):
+    """A stored API token (never its secret): name, role, the secret's first characters, times."""
+
+    id: int
+    name: str
+    role: str
+    prefix: str
+    created_by: str
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        """Not revoked."""
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class NewJobItem:
+    """One document of a job to store with :meth:`Store.create_job`: its source name, bytes and media type."""
+
+    source: str
+    content: bytes
+    media_type: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JobItemRecord(_Record):
+    """One task of a job: ``queued``, ``running`` (by ``worker`` until ``lease_until``), ``done`` or ``failed``."""
+
+    id: int
+    job_id: int
+    position: int
+    source: str
+    media_type: str
+    size_bytes: int
+    sha256: str
+    status: str
+    attempts: int
+    worker: str | None
+    lease_until: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    result: dict[str, Any]
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord(_Record):
+    """A job with its item counts (``queued``, ``running``, ``done``, ``failed``, ``total``)."""
+
+    id: int
+    kind: str
+    status: str
+    params: dict[str, Any]
+    created_by: str
+    created_at: datetime
+    finished_at: datetime | None
+    notification: dict[str, Any] | None
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class JobClaim:
+    """The answer of :meth:`Store.claim_job_item`.
+
+    ``outcome`` is ``claimed`` (``claim`` is the lease's secret and ``content`` the item's bytes), ``finished``
+    (done or failed already: nothing to do) or ``busy`` (another worker holds a live lease).
+    """
+
+    outcome: str
+    item: JobItemRecord
+    claim: str | None = None
+    content: bytes | None = None
+
+
 # -- audit log ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class AuditEntry(_Record):
@@ -338,9 +420,13 @@ __all__ = [
     "AuditEntry",
     "DocumentRecord",
     "DocumentVersionRecord",
+    "JobClaim",
+    "JobItemRecord",
+    "JobRecord",
     "LawRecord",
     "LinkRecord",
     "NewAlert",
+    "NewJobItem",
     "NewLink",
     "ReviewRecord",
     "RunRecord",
@@ -348,5 +434,6 @@ __all__ = [
     "SavedLaw",
     "StoredParagraph",
     "StoredProvision",
+    "TokenRecord",
     "to_jsonable",
 ]

@@ -7,20 +7,24 @@ nothing, and every mutation writes its ``audit_log`` row inside that same transa
 ``Store`` is assembled from one part per concept: :mod:`~compliance.store.base` (engine, sessions, schema,
 audit log), :mod:`~compliance.store.laws`, :mod:`~compliance.store.documents`, :mod:`~compliance.store.runs`,
 :mod:`~compliance.store.links`, :mod:`~compliance.store.link_history` (current links, review batches,
-manual links) and :mod:`~compliance.store.alerts`.
+manual links), :mod:`~compliance.store.alerts`, :mod:`~compliance.store.tokens` and :mod:`~compliance.store.jobs`.
 """
 
 from __future__ import annotations
 
 from compliance.store.alerts import AlertsMixin
 from compliance.store.documents import DocumentsMixin
+from compliance.store.jobs import JobsMixin
 from compliance.store.laws import LawsMixin
 from compliance.store.link_history import LinkHistoryMixin
 from compliance.store.links import LinksMixin
 from compliance.store.runs import RunsMixin
+from compliance.store.tokens import TokensMixin
 
 
-class Store(LawsMixin, DocumentsMixin, RunsMixin, LinksMixin, LinkHistoryMixin, AlertsMixin):
+class Store(
+    LawsMixin, DocumentsMixin, RunsMixin, LinksMixin, LinkHistoryMixin, AlertsMixin, TokensMixin, JobsMixin
+):
     """Access to the compliance database.
 
     Args:

@@ -1,0 +1,329 @@
+"""Request and response bodies of the HTTP API (pydantic): what the OpenAPI document promises.
+
+Kept apart from the ORM models and from the use cases' dataclasses; a route turns a use case's result into one of
+these. Objects that carry free-form evidence keep it as an open ``dict``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+_OPEN = ConfigDict(extra="allow")
+
+
+class Health(BaseModel):
+    ok: bool
+    version: str
+    jobs: Literal["celery", "in-process"]
+
+
+class Me(BaseModel):
+    name: str
+    role: Literal["viewer", "reviewer", "admin"]
+    token_id: int | None
+
+
+# -- tokens ------------------------------------------------------------------------------------------------------
+class TokenCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=255, pattern=r"\S")
+    role: Literal["viewer", "reviewer", "admin"]
+
+
+class Token(BaseModel):
+    id: int
+    name: str
+    role: str
+    prefix: str
+    created_by: str
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+    active: bool
+
+
+class NewToken(Token):
+    token: str = Field(description="The secret: shown once, never stored.")
+
+
+# -- jobs --------------------------------------------------------------------------------------------------------
+class JobCounts(BaseModel):
+    queued: int
+    running: int
+    done: int
+    failed: int
+    total: int
+
+
+class Job(BaseModel):
+    id: int
+    kind: str
+    status: Literal["queued", "running", "succeeded", "partial", "failed"]
+    params: dict[str, Any]
+    created_by: str
+    created_at: datetime
+    finished_at: datetime | None
+    notification: dict[str, Any] | None
+    counts: JobCounts
+
+
+class JobItem(BaseModel):
+    id: int
+    position: int
+    source: str
+    media_type: str
+    size_bytes: int
+    status: Literal["queued", "running", "done", "failed"]
+    attempts: int
+    worker: str | None
+    document_id: int | None
+    run_id: int | None
+    links: int | None
+    error: str | None
+
+
+class JobDetail(Job):
+    progress: float = Field(ge=0, le=1)
+    links: int
+    items: list[JobItem]
+
+
+# -- documents, paragraphs, links -------------------------------------------------------------------------------
+class DocumentSummary(BaseModel):
+    model_config = _OPEN
+
+    id: int
+    source: str
+    title: str
+    media_type: str
+    version: int
+    versions: int
+    paragraphs: int
+    pages: int | None
+    size_bytes: int
+    checksum: str
+    ingested_at: str
+    created_at: str
+
+
+class ReviewProgress(BaseModel):
+    links: int
+    reviewed: int
+    accepted: int
+    rejected: int
+    open: int
+    progress: float = Field(ge=0, le=1)
+
+
+class DocumentListItem(DocumentSummary):
+    review: ReviewProgress
+
+
+class Link(BaseModel):
+    model_config = _OPEN
+
+    id: int
+    run_id: int
+    paragraph_id: int
+    provision_id: int
+    law_id: int
+    law_short_name: str
+    provision_key: str
+    method: str
+    score: float
+    rank: int | None
+    evidence: dict[str, Any]
+    proposed_status: str
+    status: str
+    created_at: str
+
+
+class ParagraphWithLinks(BaseModel):
+    model_config = _OPEN
+
+    id: int
+    ordinal: int
+    text: str
+    kind: str
+    page: int | None
+    heading_path: list[str]
+    links: list[Link]
+
+
+class DocumentLinks(DocumentSummary):
+    review: ReviewProgress
+    paragraphs_with_links: list[ParagraphWithLinks]
+
+
+class DocumentDetail(BaseModel):
+    """A document's summary (as in the list, but ``paragraphs`` holds the paragraphs), ``history``."""
+
+    model_config = _OPEN
+
+    id: int
+    source: str
+    title: str
+    media_type: str
+    version: int
+    versions: int
+    history: list[dict[str, Any]]
+    paragraphs: list[dict[str, Any]]
+
+
+class LinkReview(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["accept", "reject", "needs-review", "reopen", "comment"]
+    comment: str | None = Field(default=None, max_length=10_000)
+
+
+class LinkReviewed(BaseModel):
+    link: dict[str, Any]
+    review: ReviewProgress
+    document_id: int
+
+
+# -- alerts ------------------------------------------------------------------------------------------------------
+class AlertChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    comment: str | None = Field(default=None, max_length=10_000)
+
+
+class Alert(BaseModel):
+    model_config = _OPEN
+
+    id: int
+    run_id: int
+    law_id: int
+    law_short_name: str
+    law_version: int
+    provision_id: int | None
+    provision_key: str | None
+    paragraph_id: int
+    document_id: int
+    document_source: str
+    paragraph_text: str
+    score: float
+    rank: int | None
+    evidence: dict[str, Any]
+    status: Literal["open", "acknowledged", "dismissed", "resolved"]
+    created_at: str
+    acknowledgements: list[dict[str, Any]]
+    decision: str
+
+
+# -- laws --------------------------------------------------------------------------------------------------------
+class LawSummary(BaseModel):
+    model_config = _OPEN
+
+    id: int
+    identifier: str
+    short_name: str
+    title: str
+    jurisdiction: str
+    version: int
+    counts: dict[str, int]
+
+
+class LawDetail(LawSummary):
+    articles: list[dict[str, Any]]
+    recitals: list[dict[str, Any]]
+
+
+class LawInstall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=64, description="A law pack: gdpr, eprivacy, nis2 …")
+
+
+class LawStoredOut(BaseModel):
+    model_config = _OPEN
+
+    id: int
+    identifier: str
+    short_name: str
+    version: int
+    created: bool
+    provision_count: int
+    after_store: dict[str, Any] | None = None
+
+
+# -- map and search ----------------------------------------------------------------------------------------------
+class MapText(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | int | None = None
+    text: str = Field(max_length=100_000)
+
+
+class MapRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    texts: list[MapText] = Field(min_length=1, max_length=1000)
+    top_k: int = Field(10, ge=1, le=99)
+
+
+class ArticleScore(BaseModel):
+    article: int
+    title: str
+    score: float
+
+
+class MapResult(BaseModel):
+    id: str | int | None
+    articles: list[ArticleScore]
+
+
+class MapResponse(BaseModel):
+    results: list[MapResult]
+
+
+class LawSearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=100_000, pattern=r"\S")
+    k: int = Field(10, ge=1, le=100)
+    law: str | None = Field(default=None, max_length=64, description="Only this law's provisions.")
+    dense: bool = Field(False, description="Add the dense encoder to BM25 (loads a model).")
+
+
+class ProvisionHit(BaseModel):
+    model_config = _OPEN
+
+    law: str
+    key: str
+    title: str
+    score: float
+    rank: int
+    provision_id: int | None
+
+
+class LawHit(BaseModel):
+    law: str
+    title: str
+    score: float
+    rank: int
+    best_provision: str
+    provisions: list[str]
+
+
+class LawSearchResponse(BaseModel):
+    laws: list[LawHit]
+    provisions: list[ProvisionHit]
+
+
+class ControlHit(BaseModel):
+    model_config = _OPEN
+
+    paragraph_id: int
+    document_id: int
+    source: str
+    text: str
+    score: float
+    rank: int
+    heading_path: list[str]

@@ -1,0 +1,255 @@
+"""Audit jobs: leases (a killed worker's document is taken over, never stored twice), the in-process pool gives
+the links of `compliance audit`, the finished job posts one signed webhook; tokens and alert statuses in the
+store. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from click.testing import CliRunner
+
+from compliance.app.ingest import Upload
+from compliance.app.jobs import AuditJobParams, job_detail, run_job_item, submit_audit_job
+from compliance.errors import ConflictError, NotFoundError, StoreError
+from compliance.store import NewAlert, NewJobItem
+from tests.fixtures.api import POLICY, policy_text, tiny_classifier
+from tests.fixtures.classifier.tiny import mini_gdpr
+
+
+class _Recorder:
+    """A dispatcher that only remembers what it was given (the test runs the items itself)."""
+
+    def __init__(self) -> None:
+        self.items: list[int] = []
+
+    def dispatch(self, job_id: int, item_ids: Any) -> None:
+        self.items.extend(item_ids)
+
+
+def test_claims_leases_and_take_over(store: Any) -> None:
+    job = store.create_job("audit", {"top_k": 3}, [NewJobItem("a.txt", b"aaa"), NewJobItem("b.txt", b"bbbb")])
+    assert job.status == "queued" and job.counts == {
+        "queued": 2,
+        "running": 0,
+        "done": 0,
+        "failed": 0,
+        "total": 2,
+    }
+    a, b = (i.id for i in store.list_job_items(job.id))
+    first = store.claim_job_item(a, "w1", lease_s=60)
+    assert first.outcome == "claimed" and first.content == b"aaa" and first.item.attempts == 1
+    assert store.get_job(job.id).status == "running"
+    busy = store.claim_job_item(a, "w2", lease_s=60)
+    assert busy.outcome == "busy" and busy.claim is None
+    # w1 dies: its lease runs out, nobody renews it; the item goes back to the queue and w2 takes it
+    store.renew_job_item(a, first.claim, lease_s=-1)
+    assert store.requeue_stale_job_items() == [(job.id, a)]
+    second = store.claim_job_item(a, "w2", lease_s=60)
+    assert second.outcome == "claimed" and second.item.attempts == 2
+    # the late first worker can neither renew nor finish: its claim was taken over
+    assert not store.renew_job_item(a, first.claim, 60)
+    assert not store.finish_job_item(a, first.claim, "done", {"links": 99})
+    assert store.finish_job_item(a, second.claim, "done", {"links": 3})
+    assert store.claim_job_item(a, "w3", 60).outcome == "finished"
+    assert store.finish_job_if_done(job.id) is None  # b is still queued
+    third = store.claim_job_item(b, "w1", 60)
+    assert store.finish_job_item(b, third.claim, "failed", {}, "unreadable")
+    closed = store.finish_job_if_done(job.id)
+    assert closed is not None and closed.status == "partial" and closed.finished_at is not None
+    assert store.finish_job_if_done(job.id) is None  # exactly one caller closes it
+    items = store.list_job_items(job.id)
+    assert [i.status for i in items] == ["done", "failed"] and items[0].result == {"links": 3}
+    with pytest.raises(NotFoundError):
+        store.claim_job_item(123456, "w1", 60)
+
+
+def test_tokens_are_unique_and_revocable(store: Any) -> None:
+    from compliance.app.tokens import authenticate, create_token, list_tokens, revoke_token
+
+    made = create_token(store, "dms", "reviewer", by="ops")
+    assert made.secret.startswith("cpl_") and len(made.secret) > 40
+    assert authenticate(store, made.secret).role == "reviewer"
+    with pytest.raises(ConflictError):
+        create_token(store, "dms", "viewer")
+    revoke_token(store, "dms", by="ops")
+    assert [t["active"] for t in list_tokens(store)] == [False]
+    from compliance.errors import AuthenticationError
+
+    with pytest.raises(AuthenticationError):
+        authenticate(store, made.secret)
+    with pytest.raises(StoreError):
+        store.create_token("x", "root", "0" * 64, "cpl_")
+
+
+def test_alert_statuses_keep_their_history(store: Any) -> None:
+    from compliance.app.alerts import list_alerts, set_alerts_status
+    from compliance.connectors import parse_bytes
+
+    law = store.save_law(mini_gdpr())
+    store.save_document(parse_bytes(POLICY.encode(), "p.txt"))
+    paragraph = next(iter(store.iter_paragraphs()))
+    run = store.start_run("alert", {})
+    store.add_alerts(
+        run, [NewAlert(law.id, paragraph.id, 0.9, rank=1), NewAlert(law.id, paragraph.id, 0.5, rank=2)]
+    )
+    first, second = (a.id for a in store.list_alerts())
+    set_alerts_status(store, [first], "acknowledged", "ann", "looking")
+    set_alerts_status(store, [first], "dismissed", "ann", "false positive: not about breaches")
+    set_alerts_status(store, [second], "resolved", "bob", "control updated")
+    assert [a["status"] for a in list_alerts(store, status="dismissed")] == ["dismissed"]
+    history = store.get_alert(first).acknowledgements
+    assert [(h.status, h.by) for h in history] == [("acknowledged", "ann"), ("dismissed", "ann")]
+    assert store.get_alert(second).status == "resolved"
+    assert [e.action for e in store.list_audit(target_type="alert")][:3] == [
+        "alert.resolve",
+        "alert.dismiss",
+        "alert.acknowledge",
+    ]
+    with pytest.raises(StoreError):
+        set_alerts_status(store, [first], "deleted", "ann")
+
+
+def _link_keys(store: Any) -> list[tuple[Any, ...]]:
+    return sorted(
+        (
+            row["document_source"],
+            row["paragraph_ordinal"],
+            row["provision_key"],
+            row["rank"],
+            round(row["score"], 6),
+            row["proposed_status"],
+        )
+        for row in store.export_links()
+    )
+
+
+def test_in_process_jobs_give_the_links_of_the_cli_audit(store: Any, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from compliance.app import audit_documents
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+    from compliance.store.testing import migrated_store
+    from compliance.workers.inprocess import ThreadDispatcher
+
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    for n in range(4):
+        (folder / f"policy-{n}.txt").write_text(policy_text(n), encoding="utf-8")
+    clf = tiny_classifier()
+    store.save_law(mini_gdpr())
+    pool = ThreadDispatcher(store, threads=2, classifier=lambda params: clf)
+    job = submit_audit_job(
+        store, [folder], pool, params=AuditJobParams(top_k=3), relative_to=folder, by="ann"
+    )
+    assert pool.wait(120)
+    done = job_detail(store, job.id)
+    assert done["status"] == "succeeded" and done["counts"]["done"] == 4 and done["progress"] == 1.0
+    with migrated_store("sqlite", tmp_path / "cli") as cli_store:
+        cli_store.save_law(mini_gdpr())
+        audit_documents(cli_store, [folder], clf, config=ClassifierLinkConfig(top_k=3), relative_to=folder)
+        assert _link_keys(store) == _link_keys(cli_store) and len(_link_keys(store)) >= 12
+    # the same job again: every document is unchanged and already linked — nothing is stored twice
+    before = len(store.export_links())
+    again = submit_audit_job(store, [folder], pool, params=AuditJobParams(top_k=3), relative_to=folder)
+    assert pool.wait(120)
+    assert job_detail(store, again.id)["links"] == 0 and len(store.export_links()) == before
+    pool.shutdown()
+
+
+class _Hook(BaseHTTPRequestHandler):
+    received: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        expected = "sha256=" + hmac.new(b"hook-secret", body, hashlib.sha256).hexdigest()
+        self.received.append(
+            {
+                "event": self.headers["X-Compliance-Event"],
+                "signed": hmac.compare_digest(expected, self.headers.get("X-Compliance-Signature", "")),
+                "payload": json.loads(body),
+            }
+        )
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def hook(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_Hook]]:
+    from compliance.settings import reset_settings
+
+    handler = type("Hook", (_Hook,), {"received": []})
+    server = HTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("COMPLIANCE_WEBHOOK_URL", f"http://127.0.0.1:{server.server_port}/hook")
+    monkeypatch.setenv("COMPLIANCE_WEBHOOK_SECRET", "hook-secret")
+    reset_settings()
+    yield handler
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_finished_job_posts_one_signed_webhook(store: Any, hook: type[_Hook]) -> None:
+    pytest.importorskip("torch")
+    clf = tiny_classifier()
+    store.save_law(mini_gdpr())
+    recorder = _Recorder()
+    uploads = [Upload("a.txt", POLICY.encode()), Upload("b.txt", b"\x00\x01 not text", "application/pdf")]
+    job = submit_audit_job(store, uploads, recorder, params=AuditJobParams(top_k=2), by="dms")
+    assert len(recorder.items) == 2
+    outcomes = [run_job_item(store, i, worker="w", classifier=lambda p: clf) for i in recorder.items]
+    assert [o.status for o in outcomes] == ["done", "failed"]
+    assert outcomes[1].error and outcomes[0].job_finished is None and outcomes[1].job_finished is not None
+    # a re-delivered task for a finished item stores nothing and sends nothing
+    assert run_job_item(store, recorder.items[0], worker="w2", classifier=lambda p: clf).status == "skipped"
+    deadline = time.time() + 10
+    while not hook.received and time.time() < deadline:
+        time.sleep(0.05)
+    assert len(hook.received) == 1
+    got = hook.received[0]
+    assert got["event"] == "audit.finished" and got["signed"]
+    assert got["payload"]["job"]["id"] == job.id and got["payload"]["job"]["status"] == "partial"
+    assert store.get_job(job.id).notification["webhook"] == "delivered"
+
+
+def test_jobs_cli_runs_in_process_without_a_broker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    from compliance.cli import cli
+    from compliance.store import Store
+    from tests.fixtures.classifier.tiny import shared_tiny_classifier
+
+    db = f"sqlite:///{tmp_path / 'c.db'}"
+    Store(db).upgrade()
+    Store(db).save_law(mini_gdpr())
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "one.txt").write_text(POLICY, encoding="utf-8")
+    (folder / "two.md").write_text("# Two\n\n" + POLICY, encoding="utf-8")
+    monkeypatch.delenv("COMPLIANCE_BROKER_URL", raising=False)
+    runner = CliRunner()
+    result = runner.invoke(
+        cli,
+        ["jobs", "audit", str(folder), "--model", str(shared_tiny_classifier()), "--database", db, "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["status"] == "succeeded" and data["counts"]["done"] == 2 and data["links"] > 0
+    listed = runner.invoke(cli, ["jobs", "list", "--database", db])
+    assert listed.exit_code == 0 and "succeeded" in listed.output
+    shown = runner.invoke(cli, ["jobs", "show", str(data["id"]), "--database", db])
+    assert shown.exit_code == 0 and "one.txt" in shown.output
+    made = runner.invoke(cli, ["tokens", "create", "--name", "dms", "--role", "viewer", "--database", db])
+    assert made.exit_code == 0 and made.stdout.strip().startswith("cpl_")
+    assert "dms" in runner.invoke(cli, ["tokens", "list", "--database", db]).output
+    assert runner.invoke(cli, ["tokens", "revoke", "dms", "--database", db]).exit_code == 0
+    assert "revoked" in runner.invoke(cli, ["tokens", "list", "--database", db]).output
