@@ -38,6 +38,10 @@ ROUTE_ROLES: dict[tuple[str, str], str | None] = {
     ("GET", "/api/v1/links"): "viewer",
     ("GET", "/api/v1/links/{link_id}"): "viewer",
     ("POST", "/api/v1/links/{link_id}/review"): "reviewer",
+    ("POST", "/api/v1/links/review"): "reviewer",
+    ("GET", "/api/v1/links/export"): "viewer",
+    ("POST", "/api/v1/links/import"): "reviewer",
+    ("GET", "/api/v1/reports/coverage"): "viewer",
     ("GET", "/api/v1/alerts"): "viewer",
     ("GET", "/api/v1/alerts/{alert_id}"): "viewer",
     ("POST", "/api/v1/alerts/{alert_id}/{action}"): "reviewer",
@@ -78,6 +82,16 @@ def _request(method: str, template: str) -> dict[str, Any]:
         ]
     elif template == "/api/v1/links/{link_id}/review":
         kwargs["json"] = {"decision": "accept", "comment": "ok"}
+    elif template == "/api/v1/links/review":
+        kwargs["json"] = {"link_ids": [999999], "decision": "reject", "comment": "no"}
+    elif template == "/api/v1/links/export":
+        kwargs["params"] = {"format": "csv", "law": "gdpr"}
+    elif template == "/api/v1/links/import":
+        kwargs["params"] = {"name": "reviews.csv"}
+        kwargs["content"] = b"link_id,decision\n"
+        kwargs["headers"] = {"Content-Type": "text/csv"}
+    elif template == "/api/v1/reports/coverage":
+        kwargs["params"] = {"law": "gdpr", "format": "json"}
     elif template.startswith("/api/v1/alerts/") and method == "POST":
         kwargs["json"] = {"comment": "seen"}
     elif template == "/api/v1/laws/install":

@@ -48,7 +48,7 @@ class Services:
 
 #: routes that take a document's bytes (they stream the body against ``max_document_bytes`` themselves); a batch
 #: may hold this many times that
-RAW_BODY_ROUTES = ("/api/v1/audits", "/api/v1/laws")
+RAW_BODY_ROUTES = ("/api/v1/audits", "/api/v1/laws", "/api/v1/links/import")
 BATCH_FACTOR = 20
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 _OPEN = ConfigDict(extra="allow")
+
+LinkStatus = Literal["proposed", "accepted", "rejected", "needs-review"]
 
 
 class Health(BaseModel):
@@ -124,22 +126,64 @@ class DocumentListItem(DocumentSummary):
 
 
 class Link(BaseModel):
+    """A current link: the paragraph and its document, the provision and its law, the suggestion and the current
+    decision (``id`` repeats ``link_id``)."""
+
     model_config = _OPEN
 
     id: int
+    link_id: int
     run_id: int
+    run_kind: str
+    method: str
+    model: str | None
+    document_id: int
+    document_source: str
+    document_version: int
+    latest_version: int
     paragraph_id: int
-    provision_id: int
+    paragraph_ordinal: int
+    paragraph_page: int | None
+    heading_path: list[str]
+    paragraph_text: str
+    text_sha256: str
     law_id: int
     law_short_name: str
+    law_identifier: str
+    law_version: int
+    provision_id: int
     provision_key: str
-    method: str
+    provision_kind: str
+    provision_number: str | None
+    provision_title: str | None
     score: float
     rank: int | None
-    evidence: dict[str, Any]
-    proposed_status: str
-    status: str
+    proposed_status: LinkStatus
+    status: LinkStatus
+    reviewer: str | None
+    review_comment: str | None
+    reviewed_at: str | None
     created_at: str
+    evidence: dict[str, Any]
+    article: int | None
+
+
+class LinkReviewEntry(BaseModel):
+    review_id: int
+    decision: LinkStatus
+    reviewer: str
+    comment: str | None
+    decided_at: str
+    source: str
+    suggested_by: dict[str, Any]
+
+
+class LinkDetail(Link):
+    """A link with every decision on it (oldest first) and its audit-log entries."""
+
+    current: bool
+    reviews: list[LinkReviewEntry]
+    audit: list[dict[str, Any]]
 
 
 class ParagraphWithLinks(BaseModel):
@@ -174,17 +218,85 @@ class DocumentDetail(BaseModel):
     paragraphs: list[dict[str, Any]]
 
 
+ReviewDecision = Literal["accept", "reject", "needs-review", "reopen", "comment"]
+
+
 class LinkReview(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    decision: Literal["accept", "reject", "needs-review", "reopen", "comment"]
+    decision: ReviewDecision = Field(
+        description="accept, reject, needs-review, reopen (back to proposed), or comment (keeps the status)."
+    )
     comment: str | None = Field(default=None, max_length=10_000)
 
 
+class LinksReview(LinkReview):
+    link_ids: list[int] = Field(min_length=1, max_length=1000, description="Every link gets the decision.")
+
+    @field_validator("link_ids")
+    @classmethod
+    def _ids_in_range(cls, ids: list[int]) -> list[int]:
+        if any(not 1 <= i <= 2**31 - 1 for i in ids):
+            raise ValueError("link ids are positive 32-bit integers")
+        return ids
+
+
+class Review(BaseModel):
+    """A recorded decision (one row of the append-only review history)."""
+
+    id: int
+    link_id: int
+    decision: LinkStatus
+    reviewer: str
+    comment: str | None
+    decided_at: datetime
+
+
 class LinkReviewed(BaseModel):
-    link: dict[str, Any]
+    link: Link
     review: ReviewProgress
     document_id: int
+    recorded: list[Review]
+
+
+class ReviewsImported(BaseModel):
+    path: str
+    rows: int
+    applied: int
+    unchanged: int
+    empty: int
+    decisions: dict[str, int]
+    review_ids: list[int]
+
+
+# -- coverage report ---------------------------------------------------------------------------------------------
+class CoverageSummary(BaseModel):
+    articles: int
+    covered: int
+    suggested_only: int
+    gaps: int
+    coverage: float = Field(ge=0, le=1)
+    reviewed_share: float = Field(ge=0, le=1)
+
+
+class CoverageReport(BaseModel):
+    """The coverage and gap report (``compliance report --format json``)."""
+
+    model_config = _OPEN
+
+    law: str
+    law_title: str
+    law_identifier: str
+    law_version: int
+    generated_at: str
+    summary: CoverageSummary
+    documents: list[dict[str, Any]]
+    chapters: list[dict[str, Any]]
+    articles: list[dict[str, Any]]
+    gaps: list[str]
+    suggested_only: list[str]
+    progress: dict[str, int]
+    other_laws: dict[str, int]
 
 
 # -- alerts ------------------------------------------------------------------------------------------------------

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import FastAPI, Form, Path, Request
+from fastapi import FastAPI, Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from compliance.app.tokens import Principal, Role, authenticate, csrf_token, require_role
-from compliance.errors import AuthenticationError, ComplianceError, PermissionDeniedError
+from compliance.errors import (
+    AuthenticationError,
+    ComplianceError,
+    ConfigurationError,
+    PermissionDeniedError,
+)
 
 __all__ = ["COOKIE", "register_web"]
 
@@ -32,6 +37,9 @@ _templates = Jinja2Templates(
         lstrip_blocks=True,
     )
 )
+
+
+_DOCUMENTS = Query([], description="Only these documents (ids); none: all.")
 
 
 class SignInRequired(Exception):
@@ -153,11 +161,17 @@ def register_web(app: FastAPI) -> None:
         decision: str | None = Form(None, max_length=32),
         comment: str | None = Form(None, max_length=2000),
     ) -> Response:
-        from compliance.app.review import review_link
+        from compliance.app.links import review_links
+        from compliance.app.review import REVIEW_ACTIONS, reviewed_link
 
         try:
             principal, store = _session(request, "reviewer", unsafe=True)  # before the form is judged
-            reviewed = review_link(store, link_id, decision or "", principal.name, comment)
+            if decision not in REVIEW_ACTIONS:
+                raise ConfigurationError(
+                    f"unknown review action {decision!r}; use one of {', '.join(REVIEW_ACTIONS)}"
+                )
+            review_links(store, [link_id], decision, principal.name, comment, source="api")
+            reviewed = reviewed_link(store, link_id)
         except ComplianceError as e:
             return fragment_error(request, e)
         link_html = _page(request, "link_row.html", principal, link=reviewed["link"])
@@ -166,6 +180,49 @@ def register_web(app: FastAPI) -> None:
         )
         body = bytes(link_html.body) + bytes(progress_html.body)
         return HTMLResponse(body)
+
+    def heatmap_context(store: Any, law: str, documents: list[int]) -> dict[str, Any]:
+        from compliance.app.review import coverage_heatmap
+
+        try:
+            return {"heatmap": coverage_heatmap(store, law, documents or None), "error": None}
+        except ComplianceError as e:
+            return {"heatmap": None, "error": e}
+
+    @app.get("/ui/coverage", response_class=HTMLResponse, include_in_schema=False)
+    def coverage_page(
+        request: Request,
+        law: str = Query("gdpr", max_length=64),
+        documents: list[int] = _DOCUMENTS,
+    ) -> Response:
+        from compliance.app.laws import list_laws
+        from compliance.app.review import documents_with_progress
+
+        principal, store = _session(request)
+        context = heatmap_context(store, law, documents)
+        status = context["error"].http_status if context["error"] is not None else 200
+        return _page(
+            request,
+            "coverage.html",
+            principal,
+            status=status,
+            law=law,
+            laws=[r.short_name for r in list_laws(store)],
+            all_documents=documents_with_progress(store),
+            chosen=set(documents),
+            **context,
+        )
+
+    @app.get("/ui/coverage/heatmap", response_class=HTMLResponse, include_in_schema=False)
+    def coverage_fragment(
+        request: Request,
+        law: str = Query("gdpr", max_length=64),
+        documents: list[int] = _DOCUMENTS,
+    ) -> Response:
+        principal, store = _session(request)
+        context = heatmap_context(store, law, documents)
+        status = context["error"].http_status if context["error"] is not None else 200
+        return _page(request, "heatmap.html", principal, status=status, law=law, **context)
 
     @app.get("/ui/alerts", response_class=HTMLResponse, include_in_schema=False)
     def alerts_page(request: Request, status: str | None = "open") -> Response:

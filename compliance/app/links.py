@@ -23,7 +23,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.store.records import ReviewRecord
 
 __all__ = [
+    "COMMENT_DECISION",
     "EXPORT_FORMATS",
+    "EXPORT_MEDIA_TYPES",
     "ExportResult",
     "ImportResult",
     "LinkChange",
@@ -41,6 +43,16 @@ __all__ = [
 ]
 
 EXPORT_FORMATS = ("xlsx", "csv", "json", "oscal", "ciso-assistant")
+#: what each export format is sent as over HTTP, and its file suffix
+EXPORT_MEDIA_TYPES = {
+    "xlsx": ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "xlsx"),
+    "csv": ("text/csv", "csv"),
+    "json": ("application/json", "json"),
+    "oscal": ("application/json", "oscal.json"),
+    "ciso-assistant": ("application/yaml", "yaml"),
+}
+#: the decision of :func:`review_links` that records a comment and keeps each link's status
+COMMENT_DECISION = "comment"
 
 
 @dataclass(frozen=True)
@@ -175,8 +187,11 @@ def review_links(
     """Record one decision on several links (all or none): a new review row per link, each recording the run and
     model whose suggestion it decides, and an audit-log entry.
 
+    ``decision`` is one of :func:`normalise_decision`'s values, or ``comment``: a comment on the links that keeps
+    each one's current status (a review row with that status and the comment).
+
     Raises:
-        ConfigurationError: an invalid decision or no link ids.
+        ConfigurationError: an invalid decision, no link ids, or a ``comment`` without a comment.
         NotFoundError: an unknown link.
         StoreError: an empty reviewer name.
     """
@@ -184,8 +199,18 @@ def review_links(
 
     if not link_ids:
         raise ConfigurationError("name at least one link id")
+    ids = [int(i) for i in link_ids]
+    text = (comment or "").strip() or None
+    if decision.strip().lower() == COMMENT_DECISION:
+        if text is None:
+            raise ConfigurationError("a comment needs its text: write the comment first")
+        current = {c.link_id: c.status for c in store.current_links(link_ids=ids, current_only=False)}
+        missing = [i for i in ids if i not in current]
+        if missing:
+            raise NotFoundError(f"no link {missing[0]}")
+        return store.add_reviews([NewReview(i, current[i], reviewer, text, source) for i in ids])
     status = normalise_decision(decision)
-    return store.add_reviews([NewReview(int(i), status, reviewer, comment, source) for i in link_ids])
+    return store.add_reviews([NewReview(i, status, reviewer, text, source) for i in ids])
 
 
 def add_link(

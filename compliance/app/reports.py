@@ -15,9 +15,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.reports.coverage import CoverageReport
     from compliance.store import Store
 
-__all__ = ["REPORT_FORMATS", "ReportWritten", "coverage_report", "write_report"]
+__all__ = ["REPORT_FORMATS", "REPORT_MEDIA_TYPES", "ReportWritten", "coverage_report", "write_report"]
 
 REPORT_FORMATS = ("html", "xlsx", "json")
+#: what each report format is sent as over HTTP
+REPORT_MEDIA_TYPES = {
+    "html": "text/html",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "json": "application/json",
+}
 
 
 def coverage_report(

@@ -1,39 +1,46 @@
-"""Review views: a document's paragraphs with their suggested links (score, evidence terms, the matching
-provision's text) and each document's review progress — what the web review page and the HTTP API show.
+"""Review views, on top of :mod:`compliance.app.links`: a document's paragraphs with their suggested links (score,
+evidence terms, the matching provision's text), each document's review progress, and the coverage heatmap — what
+the web review page and the HTTP API show.
 
-The links are the latest version's, each with its current status (its latest review, else the status it was
-proposed with).
+Decisions are recorded by :func:`compliance.app.links.review_links` (the use case of ``compliance links review``:
+append-only review rows with the reviewer and comment); this module only reads. The links shown are the current
+ones (:func:`compliance.app.links.list_links`: the latest document version, superseded runs left out), each with
+its current status (its latest review, else the status it was proposed with).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from compliance.app.documents import document_summary
+from compliance.app.links import COMMENT_DECISION, LinkQuery, list_links
 from compliance.text import snippet
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.rules.corpus import Law
-    from compliance.store import LinkRecord, Store
+    from compliance.store import Store
+    from compliance.store.link_history import CurrentLink
 
-__all__ = ["REVIEW_ACTIONS", "document_links", "documents_with_progress", "review_link", "review_progress"]
+__all__ = [
+    "REVIEW_ACTIONS",
+    "coverage_heatmap",
+    "document_links",
+    "documents_with_progress",
+    "link_view",
+    "review_progress",
+    "reviewed_link",
+]
 
-#: what a reviewer can do with a suggested link on the review page → the decision recorded (``None``: keep the
-#: current status, record the comment)
-REVIEW_ACTIONS: dict[str, str | None] = {
-    "accept": "accepted",
-    "reject": "rejected",
-    "needs-review": "needs-review",
-    "reopen": "proposed",
-    "comment": None,
-}
+#: what a reviewer can do with a suggested link (the decisions :func:`~compliance.app.links.review_links` takes)
+REVIEW_ACTIONS = ("accept", "reject", "needs-review", "reopen", COMMENT_DECISION)
 
 #: statuses that count as decided by a reviewer
 DECIDED = ("accepted", "rejected")
 
 
-def review_progress(links: list[LinkRecord]) -> dict[str, Any]:
+def review_progress(links: Sequence[CurrentLink]) -> dict[str, Any]:
     """Counts of links by current status, and the share decided (accepted or rejected)."""
     counts = Counter(link.status for link in links)
     total = len(links)
@@ -48,78 +55,71 @@ def review_progress(links: list[LinkRecord]) -> dict[str, Any]:
     }
 
 
-def _latest_links(store: Store, document_id: int) -> list[LinkRecord]:
-    paragraphs = {p.id for p in store.iter_paragraphs(document_ids=[document_id])}
-    return [link for link in store.list_links(document_id=document_id) if link.paragraph_id in paragraphs]
+class _Laws:
+    """Stored laws by id, each loaded once per view."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._laws: dict[int, Law] = {}
+
+    def __call__(self, law_id: int) -> Law:
+        if law_id not in self._laws:
+            self._laws[law_id] = self.store.get_law(law_id)
+        return self._laws[law_id]
 
 
-def review_link(
-    store: Store, link_id: int, action: str, reviewer: str, comment: str | None = None
-) -> dict[str, Any]:
-    """Record a reviewer's decision on a link (a new review row: the history is kept) and return the link as the
-    review page shows it (:func:`document_links`' link form) with its document's new ``review`` progress.
-
-    Raises:
-        ConfigurationError: an unknown action, or a comment action without a comment.
-        NotFoundError: no such link.
-    """
-    from compliance.errors import ConfigurationError
-
-    if action not in REVIEW_ACTIONS:
-        raise ConfigurationError(f"unknown review action {action!r}; use one of {', '.join(REVIEW_ACTIONS)}")
-    link = store.get_link(link_id)
-    decision = REVIEW_ACTIONS[action] or link.status
-    if REVIEW_ACTIONS[action] is None and not (comment or "").strip():
-        raise ConfigurationError("write a comment first")
-    store.add_review(link_id, decision, reviewer, (comment or "").strip() or None)
-    paragraph = store.get_paragraphs([link.paragraph_id])[0]
-    view = document_links(store, paragraph.document_id)
-    for p in view["paragraphs_with_links"]:
-        for shown in p["links"]:
-            if shown["id"] == link_id:
-                return {"link": shown, "review": view["review"], "document_id": paragraph.document_id}
-    raise ConfigurationError(f"link {link_id} belongs to an earlier version of its document")
+def link_view(link: CurrentLink, law: Law | None = None, *, provision_chars: int = 400) -> dict[str, Any]:
+    """A current link as the page and the API show it: every field of the link (``link_id`` also as ``id``), its
+    ``article`` number, ``article_title``, ``terms`` (the shared evidence terms) and ``provision_text`` (the
+    provision's text from ``law``, cut to ``provision_chars``)."""
+    text, title = "", link.provision_title
+    if law is not None:
+        try:
+            provision = law.get(link.provision_key)
+            text = law.text_of(link.provision_key)
+            title = title or provision.title
+        except KeyError:
+            pass
+    return {
+        **link.to_dict(),
+        "id": link.link_id,
+        "article": link.article,
+        "article_title": link.evidence.get("title") or title,
+        "terms": list(link.evidence.get("shared_terms", [])),
+        "provision_text": snippet(text, provision_chars),
+    }
 
 
 def documents_with_progress(store: Store) -> list[dict[str, Any]]:
     """Every stored document (:func:`~compliance.app.documents.document_summary`) with its ``review``
-    progress over the links of its latest version."""
+    progress over its current links."""
+    by_document: defaultdict[int, list[CurrentLink]] = defaultdict(list)
+    for link in list_links(store):
+        by_document[link.document_id].append(link)
     out = []
     for record in store.list_documents():
         data = document_summary(record)
-        data["review"] = review_progress(_latest_links(store, record.id))
+        data["review"] = review_progress(by_document.get(record.id, []))
         out.append(data)
     return out
 
 
 def document_links(store: Store, document: int | str, *, provision_chars: int = 400) -> dict[str, Any]:
     """A document's latest version: its summary, ``review`` progress and ``paragraphs_with_links`` — each
-    paragraph with its links best first, every link with ``article_title``, ``terms`` (shared evidence terms)
-    and ``provision_text`` (the linked provision's text, cut to ``provision_chars``).
+    paragraph with its current links best first (:func:`link_view`).
 
     Raises:
         NotFoundError: no such document.
     """
     record = store.get_document(document)
     paragraphs = list(store.iter_paragraphs(document_ids=[record.id]))
-    ids = {p.id for p in paragraphs}
-    links = [link for link in store.list_links(document_id=record.id) if link.paragraph_id in ids]
-    laws: dict[int, Law] = {}
+    links = list_links(store, LinkQuery(document=record.id))
+    laws = _Laws(store)
     by_paragraph: defaultdict[int, list[dict[str, Any]]] = defaultdict(list)
-    for link in sorted(links, key=lambda x: (x.paragraph_id, x.rank or 1 << 30, -x.score, x.id)):
-        if link.law_id not in laws:
-            laws[link.law_id] = store.get_law(link.law_id)
-        law = laws[link.law_id]
-        try:
-            provision = law.get(link.provision_key)
-            text = law.text_of(link.provision_key)
-        except KeyError:
-            provision, text = None, ""
-        data = link.to_dict()
-        data["article_title"] = link.evidence.get("title") or (provision.title if provision else None)
-        data["terms"] = list(link.evidence.get("shared_terms", []))
-        data["provision_text"] = snippet(text, provision_chars)
-        by_paragraph[link.paragraph_id].append(data)
+    for link in sorted(links, key=lambda x: (x.paragraph_id, x.rank or 1 << 30, -x.score, x.link_id)):
+        by_paragraph[link.paragraph_id].append(
+            link_view(link, laws(link.law_id), provision_chars=provision_chars)
+        )
     summary = document_summary(record)
     summary["review"] = review_progress(links)
     summary["paragraphs_with_links"] = [
@@ -135,3 +135,66 @@ def document_links(store: Store, document: int | str, *, provision_chars: int = 
         for p in paragraphs
     ]
     return summary
+
+
+def reviewed_link(store: Store, link_id: int, *, provision_chars: int = 400) -> dict[str, Any]:
+    """After a review: the link (:func:`link_view`), its document's new ``review`` progress and ``document_id``.
+
+    Raises:
+        NotFoundError: no such link.
+    """
+    from compliance.errors import NotFoundError
+
+    found = store.current_links(link_ids=[link_id], current_only=False)
+    if not found:
+        raise NotFoundError(f"no link {link_id}")
+    link = found[0]
+    progress = review_progress(list_links(store, LinkQuery(document=link.document_id)))
+    return {
+        "link": link_view(link, _Laws(store)(link.law_id), provision_chars=provision_chars),
+        "review": progress,
+        "document_id": link.document_id,
+    }
+
+
+def coverage_heatmap(
+    store: Store, law: str = "gdpr", documents: Sequence[int | str] | None = None
+) -> dict[str, Any]:
+    """The document × article coverage matrix of ``law`` for the review page, from
+    :func:`compliance.app.reports.coverage_report` (the report's own data): ``summary``, ``documents`` (each with
+    ``cells``, one state per article: ``accepted``, ``suggested``, ``rejected`` or ``none``), ``articles`` (key,
+    number, title, chapter, overall state) and ``chapters``.
+
+    Raises:
+        LawNotFoundError: the law is not stored.
+        NotFoundError: an unknown document.
+    """
+    from compliance.app.reports import coverage_report
+
+    report = coverage_report(store, law, documents)
+    data = report.to_dict()
+    articles = [
+        {"key": a.key, "number": a.number, "title": a.title, "chapter": a.chapter, "state": a.state}
+        for a in report.articles
+    ]
+    rows = [
+        {
+            "id": d.id,
+            "source": d.source,
+            "version": d.version,
+            "links": d.links,
+            "accepted": d.accepted,
+            "cells": [a.cells.get(d.id) or "none" for a in report.articles],
+        }
+        for d in report.documents
+    ]
+    return {
+        "law": report.law,
+        "law_title": report.law_title,
+        "law_version": report.law_version,
+        "summary": data["summary"],
+        "progress": data["progress"],
+        "chapters": data["chapters"],
+        "articles": articles,
+        "documents": rows,
+    }

@@ -11,8 +11,8 @@ API_PREFIX = "/api/v1"
 
 def register_routes(app: FastAPI) -> None:
     """Mount every router of the JSON API on ``app``."""
-    from compliance.api.routes import alerts, documents, jobs, laws, service
+    from compliance.api.routes import alerts, documents, jobs, laws, links, reports, service
 
     app.include_router(service.health_router)
-    for module in (service, jobs, documents, alerts, laws):
+    for module in (service, jobs, documents, links, reports, alerts, laws):
         app.include_router(module.router, prefix=API_PREFIX)

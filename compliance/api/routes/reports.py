@@ -1,0 +1,61 @@
+"""The coverage and gap report of a law over the stored documents (HTML, XLSX, JSON): ``compliance report``."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path as FilePath
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import FileResponse
+
+from compliance.api import schemas
+from compliance.api.auth import Caller, viewer
+from compliance.api.errors import ERROR_RESPONSES
+from compliance.api.routes.links import _remove, file_response
+from compliance.app.reports import REPORT_MEDIA_TYPES
+
+router = APIRouter(tags=["reports"], responses=ERROR_RESPONSES)
+
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The report: JSON, a self-contained HTML page, or an XLSX workbook.",
+        "model": schemas.CoverageReport,
+        "content": {
+            "text/html": {"schema": {"type": "string"}},
+            REPORT_MEDIA_TYPES["xlsx"]: {"schema": {"type": "string", "format": "binary"}},
+        },
+    }
+}
+_DOCUMENTS = Query(
+    None, description="Only these documents (ids or sources; repeat, or separate with commas). Default: all."
+)
+
+
+@router.get(
+    "/reports/coverage",
+    response_class=FileResponse,
+    responses=_RESPONSES,
+)
+def coverage(
+    law: str = Query("gdpr", min_length=1, max_length=64, description="The law whose coverage is reported."),
+    documents: list[str] | None = _DOCUMENTS,
+    format: Literal["html", "xlsx", "json"] = Query("json", description="json, html or xlsx."),
+    caller: Caller = viewer,
+) -> FileResponse:
+    """Coverage of a law by the stored documents' current links: the document × article matrix, coverage per
+    chapter, the gaps (articles without an accepted link), the best evidence per article and the review
+    progress. The same use case and files as `compliance report`; HTML and JSON are sent inline, XLSX as an
+    attachment."""
+    from compliance.app.reports import coverage_report, write_report
+
+    chosen = [d.strip() for item in documents or () for d in item.split(",") if d.strip()]
+    report = coverage_report(caller.store, law, chosen or None)
+    folder = FilePath(tempfile.mkdtemp(prefix="compliance-report-"))
+    out = folder / f"coverage-{report.law}.{format}"
+    try:
+        write_report(report, out, format)
+    except BaseException:
+        _remove(folder)
+        raise
+    return file_response(folder, out, REPORT_MEDIA_TYPES[format], out.name, inline=format != "xlsx")
