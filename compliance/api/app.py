@@ -104,9 +104,8 @@ class BodyLimitMiddleware:
 
 def _default_classifier() -> ArticleClassifier:
     from compliance.app.jobs import cached_classifier
-    from compliance.settings import get_settings
 
-    return cached_classifier(None, device=get_settings().device)
+    return cached_classifier()  # the process-wide cache the in-process job threads use too
 
 
 def create_app(

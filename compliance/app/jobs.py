@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from compliance.app.ingest import Source, Upload, expand_sources
 from compliance.errors import ComplianceError, ConfigurationError, DocumentError
@@ -37,13 +37,17 @@ __all__ = [
     "AuditJobParams",
     "ItemOutcome",
     "JobDispatcher",
+    "SerialClassifier",
     "cached_classifier",
+    "clear_classifier_cache",
     "job_detail",
     "list_jobs",
+    "loaded_classifiers",
     "notify_job_finished",
     "recover_stale_items",
     "resume_queued_items",
     "run_job_item",
+    "set_default_classifier",
     "submit_audit_job",
 ]
 
@@ -190,20 +194,74 @@ class ItemOutcome:
     job_finished: JobRecord | None = None
 
 
-_CLASSIFIERS: dict[tuple[str | None, str | None], Any] = {}
+class SerialClassifier:
+    """A classifier whose ``rank`` calls take turns (tokenizers and models are not made for concurrent calls); every
+    other attribute is the wrapped classifier's."""
+
+    def __init__(self, inner: ArticleClassifier, lock: threading.Lock | None = None) -> None:
+        self._inner = inner
+        self._lock = lock or threading.Lock()
+
+    @property
+    def wrapped(self) -> ArticleClassifier:
+        return self._inner
+
+    def rank(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._inner.rank(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+#: the process-wide classifier cache: (resolved model directory, resolved device) → the loaded classifier
+_CLASSIFIERS: dict[tuple[str, str], SerialClassifier] = {}
 _CLASSIFIERS_LOCK = threading.Lock()
+_DEFAULT_MODEL: list[str | None] = [None]
 
 
-def cached_classifier(model: str | None = None, *, device: str | None = None) -> ArticleClassifier:
-    """The classifier at ``model`` (default: the default classifier), loaded once per process and kept: a
-    server or worker pays the model load once, not per document."""
+def set_default_classifier(model: str | Path | None) -> None:
+    """Make ``model`` this process's default classifier: what :func:`cached_classifier` loads for a job or a
+    ``map`` call that names none (``compliance worker --model``); None: back to ``<model_dir>/gdpr-classifier``."""
+    _DEFAULT_MODEL[0] = str(model) if model else None
+
+
+def _classifier_key(model: str | Path | None, device: str | None) -> tuple[str, str]:
+    from compliance.runtime import default_classifier_dir, resolve_device
+
+    path = Path(model or _DEFAULT_MODEL[0] or default_classifier_dir()).expanduser().resolve()
+    return str(path), str(resolve_device(device))
+
+
+def cached_classifier(model: str | Path | None = None, *, device: str | None = None) -> ArticleClassifier:
+    """The classifier at ``model`` (default: this process's default classifier) on ``device`` (default
+    ``COMPLIANCE_DEVICE``), loaded once per process and kept.
+
+    One cache serves the whole process — the API's ``map``, in-process job threads and a Celery worker's tasks —
+    keyed by the resolved model directory and the resolved device, so ``None``, the default directory's path and
+    ``auto``/``cpu`` name the same entry and a model is never loaded twice. The classifier returned serialises
+    its ``rank`` calls (one lock per model), so threads of one process can share it.
+    """
     from compliance.app.classifier import load_classifier
 
-    key = (model, device)
+    key = _classifier_key(model, device)
     with _CLASSIFIERS_LOCK:
         if key not in _CLASSIFIERS:
-            _CLASSIFIERS[key] = load_classifier(Path(model) if model else None, device=device)
-        return _CLASSIFIERS[key]  # type: ignore[no-any-return]
+            logger.info("loading the classifier %s on %s (once for this process)", *key)
+            _CLASSIFIERS[key] = SerialClassifier(load_classifier(Path(key[0]), device=key[1]))
+        return cast("ArticleClassifier", _CLASSIFIERS[key])
+
+
+def loaded_classifiers() -> list[tuple[str, str]]:
+    """The (model directory, device) pairs this process has loaded."""
+    with _CLASSIFIERS_LOCK:
+        return sorted(_CLASSIFIERS)
+
+
+def clear_classifier_cache() -> None:
+    """Forget every loaded classifier (tests; a process that replaced its model files)."""
+    with _CLASSIFIERS_LOCK:
+        _CLASSIFIERS.clear()
 
 
 class _Heartbeat:
@@ -265,7 +323,7 @@ def run_job_item(
     assert claimed.claim is not None
     job = store.get_job(item.job_id)
     params = AuditJobParams.from_dict(job.params)
-    load = classifier or (lambda p: cached_classifier(p.model, device=settings.device))
+    load = classifier or (lambda p: cached_classifier(p.model))
     upload = Upload(item.source, claimed.content or b"", item.media_type or None)
     try:
         with _Heartbeat(store, item_id, claimed.claim, lease) as beat:

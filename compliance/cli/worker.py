@@ -20,7 +20,7 @@ import click
     "model_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Classifier to load before the first task (default: the default classifier).",
+    help="Classifier for jobs that name none, loaded once (default: the default classifier).",
 )
 @click.option("--name", default=None, help="Worker node name (default: worker@<host>-<pid>).")
 @click.option("--log-level", default="INFO", show_default=True, help="Celery's log level.")

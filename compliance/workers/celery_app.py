@@ -157,7 +157,8 @@ def run_worker(
 
     Args:
         broker_url: the broker (default ``COMPLIANCE_BROKER_URL``).
-        model: the classifier to load before the first task (default: the default classifier).
+        model: the classifier for jobs that name none, loaded once into the process-wide cache
+            (:func:`~compliance.app.jobs.cached_classifier`; default: the default classifier).
         loglevel: Celery's log level.
         name: the worker's node name (default ``worker@<host>-<pid>``).
         warm: load the classifier before taking tasks.
@@ -165,7 +166,7 @@ def run_worker(
     Raises:
         ConfigurationError: no broker configured.
     """
-    from compliance.app.jobs import cached_classifier
+    from compliance.app.jobs import cached_classifier, set_default_classifier
     from compliance.errors import ConfigurationError
     from compliance.settings import get_settings
 
@@ -177,8 +178,9 @@ def run_worker(
             "jobs run inside `compliance serve`"
         )
     store = _worker_store()
+    set_default_classifier(model)  # jobs that name no model use this one: the model loaded here, not a second
     if warm:
-        cached_classifier(model, device=settings.device)
+        cached_classifier()
     dispatcher = CeleryDispatcher(url)
     stop = threading.Event()
     every = max(0.5, settings.job_lease_seconds / 2)

@@ -1,7 +1,8 @@
 """Jobs run in-process by a thread pool: the embedded default when no broker is configured.
 
 The threads call the same use case as the Celery workers (:func:`compliance.app.jobs.run_job_item`), so a job
-gives the same links whichever way it runs. The classifier is loaded once per process and shared; with more
+gives the same links whichever way it runs. The classifier comes from the process-wide cache
+(:func:`compliance.app.jobs.cached_classifier`, shared with the API's ``map``): loaded once per process; with more
 than one thread (``COMPLIANCE_JOB_THREADS``) documents are parsed and stored side by side while the model calls
 take turns.
 """
@@ -15,7 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.app.jobs import AuditJobParams, ItemOutcome, JobDispatcher
@@ -27,28 +28,14 @@ __all__ = ["ThreadDispatcher", "job_dispatcher"]
 logger = logging.getLogger(__name__)
 
 
-class _SerialClassifier:
-    """A classifier whose ``rank`` calls take turns (tokenizers and models are not made for concurrent calls)."""
-
-    def __init__(self, inner: ArticleClassifier, lock: threading.Lock) -> None:
-        self._inner = inner
-        self._lock = lock
-
-    def rank(self, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return self._inner.rank(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 class ThreadDispatcher:
     """Runs job items on a thread pool of this process.
 
     Args:
         store: the database.
         threads: pool size (default ``COMPLIANCE_JOB_THREADS``, 1).
-        classifier: the classifier for a job's parameters (default: loaded once per process and kept).
+        classifier: the classifier for a job's parameters (default: the process-wide
+            :func:`~compliance.app.jobs.cached_classifier`).
         name: the worker name recorded with each item's lease.
     """
 
@@ -73,15 +60,13 @@ class ThreadDispatcher:
         self._lock = threading.Lock()
 
     def _load(self, params: AuditJobParams) -> ArticleClassifier:
-        from compliance.app.jobs import cached_classifier
-        from compliance.settings import get_settings
+        from compliance.app.jobs import SerialClassifier, cached_classifier
 
-        inner = (
-            self._classifier(params)
-            if self._classifier is not None
-            else cached_classifier(params.model, device=get_settings().device)
-        )
-        return _SerialClassifier(inner, self._model_lock)  # type: ignore[return-value]
+        if self._classifier is None:
+            return cached_classifier(
+                params.model
+            )  # the process-wide cache: already serialised, shared with map
+        return SerialClassifier(self._classifier(params), self._model_lock)  # type: ignore[return-value]
 
     def _run(self, item_id: int) -> ItemOutcome:
         from compliance.app.jobs import run_job_item
