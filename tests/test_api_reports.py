@@ -312,6 +312,11 @@ def test_the_heatmap_page_shows_the_coverage_change(api: Api) -> None:
     fragment = api.client.get("/ui/coverage/heatmap", params={"law": "gdpr"}, headers={"HX-Request": "true"})
     assert fragment.status_code == 200 and "<html" not in fragment.text
     assert cell + "accepted" in fragment.text and 'id="covered-count">1<' in fragment.text
+    download = api.client.get("/ui/coverage/report", params={"format": "xlsx"})
+    assert download.status_code == 200 and download.headers["content-type"] == XLSX
+    assert download.headers["content-disposition"] == 'attachment; filename="coverage-gdpr.xlsx"'
+    report = api.client.get("/ui/coverage/report")
+    assert report.headers["content-type"].startswith("text/html") and 'id="matrix"' in report.text
     missing = api.client.get("/ui/coverage", params={"law": "nis2"})
     assert missing.status_code == 404 and "C202" in missing.text
     unknown = api.client.post(

@@ -144,3 +144,67 @@ def test_sign_in_open_a_document_accept_a_link(server: dict[str, Any]) -> None:
     assert sorted((r.decision, r.reviewer, r.comment) for r in reviews)[0][1] == "ann"
     assert any(r.comment == "checked with the DPO" for r in reviews)
     assert (ARTIFACTS / "review-page.png").stat().st_size > 10_000
+
+
+def test_an_officer_accepts_a_link_and_sees_the_coverage_change(server: dict[str, Any]) -> None:
+    """Sign in, open the coverage heatmap from the documents page, go to the document, accept a link, and see its
+    article's cell turn from suggested to accepted on the heatmap (and the covered count move)."""
+    base, store = server["url"], server["store"]
+    profile = Path(tempfile.mkdtemp(prefix="chromium-profile-"))
+    hosts: set[str] = set()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch_persistent_context(
+                str(profile),
+                executable_path=str(CHROMIUM),
+                args=CHROMIUM_ARGS,
+                headless=True,
+                viewport={"width": 1280, "height": 900},
+            )
+            try:
+                page = browser.new_page()
+                page.on("request", lambda r: hosts.add(urlsplit(r.url).netloc))
+                page.goto(f"{base}/ui/login")
+                page.fill("#token", server["token"])
+                page.click("button[type=submit]")
+                page.wait_for_url(f"{base}/ui/")
+                page.click("#coverage-link")
+                page.wait_for_url(f"{base}/ui/coverage")
+                assert page.locator("#covered-count").inner_text() == "0"
+                suggested = page.locator("#heatmap td[data-state=suggested]").count()
+                assert suggested > 0 and page.locator("#heatmap td[data-state=accepted]").count() == 0
+                # htmx: refreshing the filter swaps the table in place (no page load: the marker survives)
+                page.evaluate("window.__marker = 42")
+                with page.expect_response(lambda r: "/ui/coverage/heatmap" in r.url):
+                    page.click("#coverage-filter button[type=submit]")
+                page.wait_for_selector("#heatmap table.heatmap")
+                assert page.evaluate("window.__marker") == 42
+
+                page.click("#heatmap th.doc a")
+                page.wait_for_selector("#paragraphs")
+                first = page.locator("li.link").first
+                dom_id = first.get_attribute("id")
+                assert dom_id is not None
+                link = store.current_links(link_ids=[int(dom_id.removeprefix("link-"))])[0]
+                article = link.provision_key.split("/")[0]
+                cell = f'#heatmap td[data-doc="{link.document_id}"][data-article="{article}"]'
+                first.locator("button[value=accept]").click()
+                page.wait_for_selector(f"#{dom_id}.s-accepted")
+
+                page.click("header nav a[href='/ui/coverage']")
+                page.wait_for_url(f"{base}/ui/coverage")
+                assert page.locator(cell).get_attribute("data-state") == "accepted"
+                colour = page.locator(cell).evaluate("td => getComputedStyle(td).backgroundColor")
+                assert colour == "rgb(26, 127, 55)"  # the accepted green
+                assert page.locator("#covered-count").inner_text() == "1"
+                assert page.locator("#heatmap td[data-state=accepted]").count() == 1
+                assert page.locator("#heatmap td[data-state=suggested]").count() < suggested
+                page.screenshot(path=str(ARTIFACTS / "coverage-heatmap.png"), full_page=True)
+            finally:
+                browser.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    assert hosts == {urlsplit(base).netloc}
+    assert [r.reviewer for r in store.list_reviews(link.link_id)] == ["ann"]
+    assert (ARTIFACTS / "coverage-heatmap.png").stat().st_size > 10_000

@@ -8,7 +8,7 @@ Pages call the same use cases as the JSON API.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -212,6 +212,21 @@ def register_web(app: FastAPI) -> None:
             chosen=set(documents),
             **context,
         )
+
+    @app.get("/ui/coverage/report", include_in_schema=False)
+    def coverage_download(
+        request: Request,
+        law: str = Query("gdpr", max_length=64),
+        format: Literal["html", "xlsx", "json"] = "html",
+        documents: list[int] = _DOCUMENTS,
+    ) -> Response:
+        from compliance.api.routes.reports import report_file
+
+        principal, store = _session(request)
+        try:
+            return report_file(store, law, [str(d) for d in documents], format)
+        except ComplianceError as e:
+            return _page(request, "error_page.html", principal, status=e.http_status, error=e)
 
     @app.get("/ui/coverage/heatmap", response_class=HTMLResponse, include_in_schema=False)
     def coverage_fragment(

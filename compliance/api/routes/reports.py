@@ -47,15 +47,26 @@ def coverage(
     chapter, the gaps (articles without an accepted link), the best evidence per article and the review
     progress. The same use case and files as `compliance report`; HTML and JSON are sent inline, XLSX as an
     attachment."""
+    chosen = [d.strip() for item in documents or () for d in item.split(",") if d.strip()]
+    return report_file(caller.store, law, chosen, format)
+
+
+def report_file(store: Any, law: str, documents: list[str], fmt: str) -> FileResponse:
+    """The coverage report of ``law`` over ``documents`` (default all) written by the use case of ``compliance
+    report`` and streamed as ``fmt`` (HTML and JSON inline, XLSX as an attachment); the web page's download too.
+
+    Raises:
+        LawNotFoundError: the law is not stored.
+        NotFoundError: an unknown document.
+    """
     from compliance.app.reports import coverage_report, write_report
 
-    chosen = [d.strip() for item in documents or () for d in item.split(",") if d.strip()]
-    report = coverage_report(caller.store, law, chosen or None)
+    report = coverage_report(store, law, documents or None)
     folder = FilePath(tempfile.mkdtemp(prefix="compliance-report-"))
-    out = folder / f"coverage-{report.law}.{format}"
+    out = folder / f"coverage-{report.law}.{fmt}"
     try:
-        write_report(report, out, format)
+        write_report(report, out, fmt)
     except BaseException:
         _remove(folder)
         raise
-    return file_response(folder, out, REPORT_MEDIA_TYPES[format], out.name, inline=format != "xlsx")
+    return file_response(folder, out, REPORT_MEDIA_TYPES[fmt], out.name, inline=fmt != "xlsx")
