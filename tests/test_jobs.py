@@ -253,3 +253,74 @@ def test_jobs_cli_runs_in_process_without_a_broker(tmp_path: Path, monkeypatch: 
     assert "dms" in runner.invoke(cli, ["tokens", "list", "--database", db]).output
     assert runner.invoke(cli, ["tokens", "revoke", "dms", "--database", db]).exit_code == 0
     assert "revoked" in runner.invoke(cli, ["tokens", "list", "--database", db]).output
+
+
+def test_one_classifier_cache_per_process_for_the_api_and_the_jobs(
+    store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API's `map`, the in-process job threads and a worker's tasks share one cache: the default classifier is
+    loaded once, however it is named (None, its directory, `auto` or the resolved device)."""
+    pytest.importorskip("fastapi")
+    import compliance.app.classifier as classifier_module
+    from compliance.app.jobs import (
+        cached_classifier,
+        clear_classifier_cache,
+        loaded_classifiers,
+        set_default_classifier,
+    )
+    from compliance.runtime import default_classifier_dir, resolve_device
+    from compliance.settings import reset_settings
+
+    monkeypatch.setenv("COMPLIANCE_MODEL_DIR", str(tmp_path / "models"))
+    reset_settings()
+    loads: list[tuple[Path, str | None]] = []
+
+    def counting_load(path: Path | None = None, *, device: str | None = None, **kw: Any) -> Any:
+        loads.append((Path(path or default_classifier_dir()), device))
+        return tiny_classifier()
+
+    monkeypatch.setattr(classifier_module, "load_classifier", counting_load)
+    clear_classifier_cache()
+    try:
+        default = default_classifier_dir()
+        first = cached_classifier()
+        assert cached_classifier(None, device="auto") is first
+        assert cached_classifier(str(default)) is first
+        assert cached_classifier(default.parent / "." / default.name, device=str(resolve_device())) is first
+        assert len(loads) == 1 and loaded_classifiers() == [(str(default.resolve()), str(resolve_device()))]
+
+        # the application's default `map` classifier and its default in-process job pool use the same entry
+        from fastapi.testclient import TestClient
+
+        from compliance.api import create_app
+        from compliance.app.tokens import create_token
+
+        store.save_law(mini_gdpr())
+        app = create_app(store)
+        token = create_token(store, "v", "reviewer").secret
+        h = {"Authorization": f"Bearer {token}"}
+        with TestClient(app) as client:
+            mapped = client.post(
+                "/api/v1/map", json={"texts": [{"text": "Breaches are notified."}]}, headers=h
+            )
+            assert mapped.status_code == 200, mapped.text
+            up = client.post(
+                "/api/v1/audits",
+                params={"name": "p.txt"},
+                content=POLICY.encode(),
+                headers={**h, "Content-Type": "text/plain"},
+            )
+            assert up.status_code == 202
+            assert app.state.services.dispatcher.wait(60)
+            assert client.get(f"/api/v1/jobs/{up.json()['id']}", headers=h).json()["status"] == "succeeded"
+        assert len(loads) == 1  # map and the job: no second load
+
+        # `compliance worker --model DIR`: jobs that name no model use the model the worker loaded at start
+        other = tmp_path / "other-model"
+        set_default_classifier(other)
+        worker_model = cached_classifier()
+        assert worker_model is not first and cached_classifier(str(other)) is worker_model
+        assert len(loads) == 2 and loads[-1][0] == other.resolve()
+    finally:
+        set_default_classifier(None)
+        clear_classifier_cache()
