@@ -284,7 +284,8 @@ def test_exports_in_every_format_and_the_spreadsheet_round_trip(api: Api) -> Non
     broken = api.client.post(
         "/api/v1/links/import", params={"name": "reviews.xlsx"}, content=b"not a workbook", headers=r
     )
-    assert broken.status_code == 400 and "compliance-import" not in broken.json()["error"]
+    assert broken.status_code == 422 and broken.json()["code"] == "C301"
+    assert broken.json()["error"].startswith("reviews.xlsx: ") and "compliance-import" not in broken.text
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -7,9 +7,9 @@ these. Objects that carry free-form evidence keep it as an open ``dict``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 _OPEN = ConfigDict(extra="allow")
 
@@ -230,15 +230,11 @@ class LinkReview(BaseModel):
     comment: str | None = Field(default=None, max_length=10_000)
 
 
-class LinksReview(LinkReview):
-    link_ids: list[int] = Field(min_length=1, max_length=1000, description="Every link gets the decision.")
+LinkId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
-    @field_validator("link_ids")
-    @classmethod
-    def _ids_in_range(cls, ids: list[int]) -> list[int]:
-        if any(not 1 <= i <= 2**31 - 1 for i in ids):
-            raise ValueError("link ids are positive 32-bit integers")
-        return ids
+
+class LinksReview(LinkReview):
+    link_ids: list[LinkId] = Field(min_length=1, max_length=1000, description="Every link gets the decision.")
 
 
 class Review(BaseModel):

@@ -172,9 +172,10 @@ async def links_import(
 ) -> dict[str, Any]:
     """Record the decisions of a filled-in review spreadsheet (from `GET /links/export?format=xlsx|csv`) under
     the token's name: every row is checked first, and one bad row applies nothing (422, `C410`, each bad row
-    named). The same use case as `compliance links import`. Reviewer."""
+    named; a file that is not a readable review sheet is 422, `C301`). The same use case as `compliance links
+    import`. Reviewer."""
     from compliance.app.links import import_reviews
-    from compliance.errors import ConfigurationError, ReviewImportError
+    from compliance.errors import ConfigurationError, DocumentError, ReviewImportError
     from compliance.settings import get_settings
 
     media_type_of(request, SHEET_MEDIA_TYPES)
@@ -188,8 +189,8 @@ async def links_import(
         )
     except ReviewImportError as e:
         raise ReviewImportError(name, e.problems) from None
-    except ConfigurationError as e:
-        raise ConfigurationError(_clean(e, path, name)) from None
+    except ConfigurationError as e:  # not a readable XLSX/CSV review file: what the upload holds, so 422
+        raise DocumentError(name, _clean(e, path, name).removeprefix(f"{name}: ")) from None
     finally:
         _remove(folder)
     return {**result.to_dict(), "path": name}
