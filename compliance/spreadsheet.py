@@ -9,9 +9,14 @@ JSON exports keep the text unchanged: they are data, not a spreadsheet.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = ["FORMULA_PREFIXES", "safe_cell", "safe_row"]
+
+#: control characters that XML 1.0 — and so an XLSX file — cannot hold (a file name uploaded with one would make
+#: the workbook unwritable); they become U+FFFD
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 #: first characters that make a spreadsheet program read a cell as a formula
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -22,12 +27,16 @@ def safe_cell(value: Any) -> Any:
 
     Strings starting with one of :data:`FORMULA_PREFIXES` (also after leading spaces, and their full-width forms)
     get a leading apostrophe; numbers, booleans, dates and ``None`` are returned unchanged (they are typed cells,
-    not text). Other values are returned unchanged too; convert them to text first (and pass the text).
+    not text). Other values are returned unchanged too; convert them to text first (and pass the text). Control
+    characters a workbook cannot hold (all but tab, line feed and carriage return) become U+FFFD.
 
     >>> safe_cell("=1+1"), safe_cell("-2"), safe_cell("Access is reviewed."), safe_cell(-2)
     ("'=1+1", "'-2", 'Access is reviewed.', -2)
     """
-    if isinstance(value, str) and value.lstrip(" ").startswith(FORMULA_PREFIXES):
+    if not isinstance(value, str):
+        return value
+    value = _CONTROL.sub("\ufffd", value)
+    if value.lstrip(" ").startswith(FORMULA_PREFIXES):
         return "'" + value
     return value
 

@@ -137,6 +137,15 @@ def test_coverage_report_in_three_formats_is_the_commands(api: Api, tmp_path: An
     wb = load_workbook(io.BytesIO(xlsx.content), read_only=True)
     assert len(wb.sheetnames) >= 2
 
+    # a stored name with control characters (found by the contract test) still makes a workbook
+    from compliance.connectors import parse_bytes
+
+    api.store.save_document(parse_bytes(POLICY.encode(), "\x02odd\x1bname.txt"))
+    odd = api.client.get("/api/v1/reports/coverage", params={"format": "xlsx"}, headers=h)
+    assert odd.status_code == 200, odd.text
+    names = [c.value for c in next(load_workbook(io.BytesIO(odd.content)).worksheets[1].iter_rows(max_row=1))]
+    assert any(isinstance(n, str) and "\ufffdodd\ufffdname.txt" in n for n in names), names
+
     missing = api.client.get("/api/v1/reports/coverage", params={"law": "nis2"}, headers=h)
     assert missing.status_code == 404 and missing.json()["code"] == "C202"
     unknown = api.client.get("/api/v1/reports/coverage", params={"documents": "nope.txt"}, headers=h)

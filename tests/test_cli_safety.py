@@ -71,8 +71,11 @@ def test_map_text_option_with_a_lone_surrogate(model_dir: Path) -> None:
 def test_safe_cell() -> None:
     for formula in ("=1+1", "+1", "-1", "@SUM(A1)", "\t=x", "\r=x", " =cmd|'/c calc'!A0", "＝1"):
         assert safe_cell(formula) == "'" + formula
-    for value in ("Access review", "", "1-2", 3, -2.5, None, True):
+    for value in ("Access review", "", "1-2", 3, -2.5, None, True, "tab\there\nand line"):
         assert safe_cell(value) == value
+    # control characters a workbook cannot hold (an uploaded file's name may carry them) are replaced
+    assert safe_cell("\x02policy\x1b.txt") == "\ufffdpolicy\ufffd.txt"
+    assert safe_cell("\x00=1") == "\ufffd=1" and safe_cell("\t\x07=1") == "'\t\ufffd=1"
 
 
 def test_audit_csv_export_writes_formulas_as_text(tmp_path: Path, model_dir: Path) -> None:

@@ -218,23 +218,41 @@ class DocumentDetail(BaseModel):
     paragraphs: list[dict[str, Any]]
 
 
-ReviewDecision = Literal["accept", "reject", "needs-review", "reopen", "comment"]
+LinkId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
 
-class LinkReview(BaseModel):
+class LinkDecision(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    decision: ReviewDecision = Field(
-        description="accept, reject, needs-review, reopen (back to proposed), or comment (keeps the status)."
+    decision: Literal["accept", "reject", "needs-review", "reopen"] = Field(
+        description="accept, reject, needs-review, or reopen (back to proposed)."
     )
     comment: str | None = Field(default=None, max_length=10_000)
 
 
-LinkId = Annotated[int, Field(ge=1, le=2**31 - 1)]
+class LinkComment(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["comment"] = Field(description="A comment that keeps the link's status.")
+    comment: str = Field(min_length=1, max_length=10_000, pattern=r"\S")
 
 
-class LinksReview(LinkReview):
+class LinkIds(BaseModel):
     link_ids: list[LinkId] = Field(min_length=1, max_length=1000, description="Every link gets the decision.")
+
+
+class LinksDecision(LinkDecision, LinkIds):
+    pass
+
+
+class LinksComment(LinkComment, LinkIds):
+    pass
+
+
+#: a review of one link: a decision (with an optional comment), or a comment alone
+LinkReview = Annotated[LinkDecision | LinkComment, Field(discriminator="decision")]
+#: one review of several links
+LinksReview = Annotated[LinksDecision | LinksComment, Field(discriminator="decision")]
 
 
 class Review(BaseModel):

@@ -22,7 +22,7 @@ from compliance.cli.options import database_option
 def serve_command(
     host: str, port: int, broker_url: str | None, log_level: str, database_url: str | None
 ) -> None:
-    """Serve the HTTP API (/api/v1, OpenAPI at /docs) and the web review page (/ui)."""
+    """Serve the HTTP API (/api/v1, OpenAPI at /api/v1/openapi.json) and the web review page (/ui)."""
     from compliance.errors import MissingDependencyError
 
     try:
@@ -38,6 +38,7 @@ def serve_command(
     app.state.services.owns_dispatcher = True
     mode = app.state.services.mode
     click.echo(
-        f"compliance API on http://{host}:{port} (jobs: {mode}; web page /ui/, OpenAPI /docs)", err=True
+        f"compliance API on http://{host}:{port} (jobs: {mode}; web page /ui/, OpenAPI /api/v1/openapi.json)",
+        err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)

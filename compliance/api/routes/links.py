@@ -95,8 +95,11 @@ def links_list(
 def _export_responses() -> dict[int | str, dict[str, Any]]:
     content: dict[str, Any] = {}
     for media, _suffix in EXPORT_MEDIA_TYPES.values():
-        schema = {} if media == "application/json" else {"type": "string", "format": "binary"}
-        content[media] = {"schema": schema}
+        content[media] = {"schema": {"type": "string", "format": "binary"}}
+    content["application/json"] = {
+        "schema": {"description": "The rows with their evidence, or an OSCAL document."}
+    }
+    content["application/yaml"] = {"schema": {"type": "object", "description": "A CISO Assistant library."}}
     return {200: {"description": "The export file (Content-Disposition: attachment).", "content": content}}
 
 
