@@ -39,6 +39,8 @@ ROUTE_ROLES: dict[tuple[str, str], str | None] = {
     ("GET", "/api/v1/links/{link_id}"): "viewer",
     ("POST", "/api/v1/links/{link_id}/review"): "reviewer",
     ("POST", "/api/v1/links/review"): "reviewer",
+    ("POST", "/api/v1/links"): "reviewer",
+    ("GET", "/api/v1/links/diff"): "viewer",
     ("GET", "/api/v1/links/export"): "viewer",
     ("POST", "/api/v1/links/import"): "reviewer",
     ("GET", "/api/v1/reports/coverage"): "viewer",
@@ -84,6 +86,10 @@ def _request(method: str, template: str) -> dict[str, Any]:
         kwargs["json"] = {"decision": "accept", "comment": "ok"}
     elif template == "/api/v1/links/review":
         kwargs["json"] = {"link_ids": [999999], "decision": "reject", "comment": "no"}
+    elif template == "/api/v1/links" and method == "POST":
+        kwargs["json"] = {"paragraph_id": 999999, "provision": "art:32", "comment": "missed"}
+    elif template == "/api/v1/links/diff":
+        kwargs["params"] = {"run_a": 999998, "run_b": 999999}
     elif template == "/api/v1/links/export":
         kwargs["params"] = {"format": "csv", "law": "gdpr"}
     elif template == "/api/v1/links/import":

@@ -335,3 +335,55 @@ def test_the_heatmap_page_shows_the_coverage_change(api: Api) -> None:
         headers={"X-CSRF-Token": csrf_token(secret), "HX-Request": "true"},
     )
     assert unknown.status_code == 400 and len(api.store.list_reviews(link["id"])) == 1
+
+
+def test_add_a_missed_link_and_compare_runs(api: Api) -> None:
+    doc_id = _upload(api, "a.txt", POLICY)
+    r = api.headers("reviewer")
+    before = _coverage(api)["summary"]["covered"]
+    every = _links(api)
+    laptops = next(x for x in every if "laptops" in x["paragraph_text"])
+    by_id = api.client.post(
+        "/api/v1/links",
+        json={"paragraph_id": laptops["paragraph_id"], "provision": "5", "comment": "integrity"},
+        headers=r,
+    )
+    assert by_id.status_code == 201, by_id.text
+    added = by_id.json()
+    assert (added["method"], added["status"], added["provision_key"], added["reviewer"]) == (
+        "manual",
+        "accepted",
+        "art:5",
+        "reviewer-token",
+    )
+    by_number = api.client.post(
+        "/api/v1/links",
+        json={"document": "a.txt", "paragraph": laptops["paragraph_ordinal"], "provision": "art:17"},
+        headers=r,
+    )
+    assert by_number.status_code == 201 and by_number.json()["paragraph_id"] == laptops["paragraph_id"]
+    assert sorted(x["provision_key"] for x in _links(api, method="manual")) == ["art:17", "art:5"]
+    assert _coverage(api)["summary"]["covered"] == before + 2
+    assert (
+        api.client.post(
+            "/api/v1/links", json={"paragraph_id": 999_999, "provision": "5"}, headers=r
+        ).status_code
+        == 404
+    )
+    both = api.client.post(
+        "/api/v1/links",
+        json={"paragraph_id": 1, "document": "a.txt", "paragraph": 1, "provision": "5"},
+        headers=r,
+    )
+    assert both.status_code == 422 and both.json()["code"] == "C803"
+    unknown = api.client.post(
+        "/api/v1/links", json={"document": str(doc_id), "paragraph": 1, "provision": "art:99"}, headers=r
+    )
+    assert unknown.status_code == 404 and "art:99" in unknown.json()["error"]
+
+    run = every[0]["run_id"]
+    same = api.client.get("/api/v1/links/diff", params={"run_a": run, "run_b": run}, headers=r).json()
+    assert same["counts"] == {"gained": 0, "lost": 0, "reranked": 0, "weakened": 0}
+    assert same["paragraphs_compared"] == len({x["paragraph_id"] for x in every})
+    missing = api.client.get("/api/v1/links/diff", params={"run_a": run, "run_b": 999_999}, headers=r)
+    assert missing.status_code == 404 and missing.json()["code"] == "C402"

@@ -255,6 +255,43 @@ LinkReview = Annotated[LinkDecision | LinkComment, Field(discriminator="decision
 LinksReview = Annotated[LinksDecision | LinksComment, Field(discriminator="decision")]
 
 
+class _LinkAddBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    law: str = Field("gdpr", min_length=1, max_length=64, description="The law's short name.")
+    provision: str = Field(
+        min_length=1,
+        max_length=255,
+        pattern=r"\S",
+        description="A provision key (art:30, art:30/par:1) or a number.",
+    )
+    comment: str | None = Field(default=None, max_length=10_000, description="Why the link holds.")
+
+
+class LinkAddById(_LinkAddBase):
+    paragraph_id: LinkId = Field(description="The paragraph's id.")
+
+
+class LinkAddByOrdinal(_LinkAddBase):
+    document: str = Field(min_length=1, max_length=1024, description="The document (id or source).")
+    paragraph: int = Field(ge=0, le=2**31 - 1, description="The paragraph's number in the document (¶).")
+
+
+#: a link the model missed: the paragraph by its id, or by its document and number
+LinkAdd = LinkAddById | LinkAddByOrdinal
+
+
+class LinkDiff(BaseModel):
+    run_a: int
+    run_b: int
+    paragraphs_compared: int
+    counts: dict[str, int]
+    gained: list[dict[str, Any]]
+    lost: list[dict[str, Any]]
+    reranked: list[dict[str, Any]]
+    weakened: list[dict[str, Any]]
+
+
 class Review(BaseModel):
     """A recorded decision (one row of the append-only review history)."""
 

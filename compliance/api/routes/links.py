@@ -1,6 +1,7 @@
 """Links: list (the filters of ``compliance links list``), show, review (one or several: the use case of
-``compliance links review``), export (review spreadsheet, JSON, OSCAL, CISO Assistant: ``compliance links
-export``) and import a filled-in review spreadsheet (``compliance links import``)."""
+``compliance links review``), add a missed link, compare two runs, export (review spreadsheet, JSON, OSCAL, CISO
+Assistant: ``compliance links export``) and import a filled-in review spreadsheet (``compliance links import``) —
+each route calls the use case of its command in :mod:`compliance.app.links`."""
 
 from __future__ import annotations
 
@@ -197,6 +198,40 @@ async def links_import(
     finally:
         _remove(folder)
     return {**result.to_dict(), "path": name}
+
+
+@router.post("/links", response_model=schemas.Link, status_code=201)
+def link_add(body: schemas.LinkAdd, caller: Caller = reviewer) -> dict[str, Any]:
+    """Add a link the model missed, accepted by the token's name (`compliance links add`): the paragraph by its
+    id, or by its document and number. Reviewer."""
+    from compliance.app.links import add_link
+
+    if isinstance(body, schemas.LinkAddById):
+        where: dict[str, Any] = {"paragraph_id": body.paragraph_id}
+    else:
+        where = {"document": body.document, "paragraph": body.paragraph}
+    link = add_link(
+        caller.store,
+        law=body.law,
+        provision=body.provision.strip(),
+        reviewer=caller.principal.name,
+        comment=body.comment,
+        **where,
+    )
+    return _link_row(link)
+
+
+@router.get("/links/diff", response_model=schemas.LinkDiff)
+def links_diff(
+    run_a: int = Query(ge=1, le=2**31 - 1, description="The earlier run."),
+    run_b: int = Query(ge=1, le=2**31 - 1, description="The later run."),
+    caller: Caller = viewer,
+) -> dict[str, Any]:
+    """Links gained, lost and re-ranked from run A to run B over the paragraphs both scored, and the accepted
+    links whose score fell below the review band (`compliance links diff`)."""
+    from compliance.app.links import diff_runs
+
+    return diff_runs(caller.store, run_a, run_b).to_dict()
 
 
 @router.get("/links/{link_id}", response_model=schemas.LinkDetail)
