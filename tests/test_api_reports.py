@@ -213,7 +213,7 @@ def test_reviews_batch_comment_all_or_nothing(api: Api) -> None:
     )
     assert commented.json()["link"]["status"] == listed[3]["status"]
     empty = api.client.post(f"/api/v1/links/{ids[3]}/review", json={"decision": "comment"}, headers=r)
-    assert empty.status_code == 400 and empty.json()["code"] == "C101"
+    assert empty.status_code == 422 and empty.json()["code"] == "C803"  # the schema asks for the text
     # one unknown link: nothing is recorded
     refused = api.client.post(
         "/api/v1/links/review", json={"link_ids": [ids[4], 999_999], "decision": "reject"}, headers=r
@@ -335,6 +335,12 @@ def test_the_heatmap_page_shows_the_coverage_change(api: Api) -> None:
         headers={"X-CSRF-Token": csrf_token(secret), "HX-Request": "true"},
     )
     assert unknown.status_code == 400 and len(api.store.list_reviews(link["id"])) == 1
+    no_text = api.client.post(
+        f"/ui/links/{link['id']}/review",
+        data={"decision": "comment", "comment": "  "},
+        headers={"X-CSRF-Token": csrf_token(secret), "HX-Request": "true"},
+    )
+    assert no_text.status_code == 400 and "write the comment first" in no_text.text
 
 
 def test_add_a_missed_link_and_compare_runs(api: Api) -> None:
