@@ -319,6 +319,21 @@ def test_the_heatmap_page_shows_the_coverage_change(api: Api) -> None:
         headers={"X-CSRF-Token": csrf_token(secret), "HX-Request": "true"},
     )
     assert done.status_code == 200 and "s-accepted" in done.text and 'id="progress"' in done.text
+    other = next(x for x in _links(api) if x["id"] != link["id"])
+    second = api.client.post(
+        f"/ui/links/{other['id']}/review",
+        data={"decision": "needs-review", "comment": "ask legal"},
+        headers={"X-CSRF-Token": csrf_token(secret), "HX-Request": "true"},
+    )
+    assert (
+        second.status_code == 200
+        and "s-needs-review" in second.text
+        and 'value="needs-review"' in second.text
+    )
+    shown = api.client.get(f"/api/v1/links/{other['id']}", headers=api.headers("viewer")).json()
+    assert [(x["decision"], x["reviewer"], x["comment"], x["source"]) for x in shown["reviews"]] == [
+        ("needs-review", "reviewer-token", "ask legal", "api")
+    ]
     fragment = api.client.get("/ui/coverage/heatmap", params={"law": "gdpr"}, headers={"HX-Request": "true"})
     assert fragment.status_code == 200 and "<html" not in fragment.text
     assert cell + "accepted" in fragment.text and 'id="covered-count">1<' in fragment.text
