@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -324,3 +325,107 @@ def test_one_classifier_cache_per_process_for_the_api_and_the_jobs(
     finally:
         set_default_classifier(None)
         clear_classifier_cache()
+
+
+@contextmanager
+def _reviewed_store(tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A SQLite store with four audited policies, the best link of every linked paragraph accepted by ann."""
+    from compliance.app import audit_documents
+    from compliance.app.links import list_links, review_links
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+    from compliance.settings import reset_settings
+    from compliance.store.testing import migrated_store
+
+    monkeypatch.setenv("COMPLIANCE_LAW_MIRROR", str(shared_data / "laws"))
+    reset_settings()
+    with migrated_store("sqlite", tmp_path) as store:
+        store.save_law(mini_gdpr())
+        for n in range(1, 5):
+            (tmp_path / f"p{n}.txt").write_text(policy_text(n), encoding="utf-8")
+        audit_documents(
+            store, sorted(tmp_path.glob("p*.txt")), tiny_classifier(), config=ClassifierLinkConfig(top_k=2)
+        )
+        best: dict[int, int] = {}
+        for link in list_links(store):
+            best.setdefault(link.paragraph_id, link.link_id)
+        review_links(store, list(best.values()), "accept", "ann")
+        assert len(best) >= 10
+        yield store
+
+
+def test_a_train_job_recalibrates_from_the_reviews_and_the_cache_reloads(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `train` job (mode calibrate) refits the classifier on the stored reviews on a worker, and the worker's
+    cache drops the old model so that the next audit loads the improved one; `compliance jobs train` too."""
+    import shutil
+
+    from compliance.app.jobs import (
+        TrainJobParams,
+        cached_classifier,
+        clear_classifier_cache,
+        submit_train_job,
+    )
+    from compliance.cli import cli
+    from compliance.errors import ConfigurationError
+    from compliance.store.testing import migrated_store
+    from compliance.workers.inprocess import ThreadDispatcher
+    from tests.fixtures.classifier.tiny import shared_tiny_classifier
+
+    model = tmp_path / "model"
+    shutil.copytree(shared_tiny_classifier(), model)
+    clear_classifier_cache()
+    (tmp_path / "empty").mkdir()
+    with (
+        migrated_store("sqlite", tmp_path / "empty") as empty,
+        pytest.raises(ConfigurationError, match="no reviewed GDPR links"),
+    ):
+        empty.save_law(mini_gdpr())
+        submit_train_job(empty, _Recorder(), TrainJobParams(mode="calibrate", model=str(model)))
+    with _reviewed_store(tmp_path, shared_data, monkeypatch) as store:
+        pool = ThreadDispatcher(store, name="trainer")
+        before = cached_classifier(model)
+        job = submit_train_job(store, pool, TrainJobParams(mode="calibrate", model=str(model)), by="ann")
+        assert pool.wait(120)
+        pool.shutdown()
+        done = job_detail(store, job.id)
+        assert (done["kind"], done["status"], done["created_by"]) == ("train", "succeeded", "ann")
+        result = store.list_job_items(job.id)[0].result
+        assert result["mode"] == "calibrate" and result["summary"]["reviewed_paragraphs"] >= 10
+        after = cached_classifier(model)
+        assert after is not before  # the worker's cache forgot the recalibrated model: reloaded
+        written = json.loads((model / "config.json").read_text())["inference"]["temperature"]
+        assert after.config.temperature == written == result["summary"]["after"]["temperature"]
+        args = ["jobs", "train", "--calibrate", "--model", str(model), "--database", store.url, "--json"]
+        res = CliRunner().invoke(cli, args, env={"COMPLIANCE_BROKER_URL": ""})
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.stdout)["status"] == "succeeded"
+    clear_classifier_cache()
+
+
+@pytest.mark.slow
+def test_a_train_job_retrains_with_the_reviews(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `train` job (mode train) retrains the classifier with the reviewed links as extra supervision."""
+    from compliance.app.jobs import TrainJobParams, submit_train_job
+    from compliance.workers.inprocess import ThreadDispatcher
+    from tests.fixtures.classifier.tiny import single_threaded
+    from tests.fixtures.tiny_bert import make_tiny_bert
+
+    retrained = tmp_path / "retrained"
+    with _reviewed_store(tmp_path, shared_data, monkeypatch) as store:
+        pool = ThreadDispatcher(store, name="trainer")
+        params = TrainJobParams(
+            model=str(retrained),
+            overrides={"base_model": str(make_tiny_bert(tmp_path / "base")), "min_k": 2, "freeze_layers": 1},
+        )
+        with single_threaded():  # type: ignore[attr-defined]
+            job = submit_train_job(store, pool, params)
+            assert pool.wait(300)
+        pool.shutdown()
+        done = job_detail(store, job.id)
+        assert done["status"] == "succeeded", done
+        result = store.list_job_items(job.id)[0].result
+        assert result["mode"] == "train" and result["model"] == str(retrained)
+        assert len(json.loads((retrained / "config.json").read_text())["labels"]) == 99

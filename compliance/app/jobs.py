@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from compliance.app.ingest import Source, Upload, expand_sources
-from compliance.errors import ComplianceError, ConfigurationError, DocumentError
+from compliance.errors import ComplianceError, ConfigurationError, DocumentError, ModelNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
@@ -38,8 +38,10 @@ __all__ = [
     "ItemOutcome",
     "JobDispatcher",
     "SerialClassifier",
+    "TrainJobParams",
     "cached_classifier",
     "clear_classifier_cache",
+    "forget_classifier",
     "job_detail",
     "list_jobs",
     "loaded_classifiers",
@@ -49,6 +51,7 @@ __all__ = [
     "run_job_item",
     "set_default_classifier",
     "submit_audit_job",
+    "submit_train_job",
 ]
 
 logger = logging.getLogger(__name__)
@@ -95,6 +98,88 @@ class AuditJobParams:
             model=data.get("model"),
             review_band=(float(band[0]), float(band[1])) if band else None,
         )
+
+
+@dataclass(frozen=True)
+class TrainJobParams:
+    """A job that improves the classifier from the store's reviews (kind ``train``), run by a worker like an audit
+    item: ``train`` retrains with the reviewed links as extra supervision (:func:`compliance.app.classifier.
+    train_classifier` with ``with_reviews``, as ``compliance train --with-reviews``); ``calibrate`` only refits
+    the temperature and review band on them (``compliance calibrate --from-reviews``).
+
+    Attributes:
+        mode: ``train`` or ``calibrate``.
+        recipe: the training recipe (``train``).
+        overrides: recipe fields to change (``epochs``, ``min_k``, ``base_model`` …).
+        model: the classifier directory to write (``train``) or recalibrate (default: the process's default
+            classifier, so the next audit uses the improved model).
+    """
+
+    mode: Literal["train", "calibrate"] = "train"
+    recipe: str = "r"
+    overrides: dict[str, Any] | None = None
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("train", "calibrate"):
+            raise ConfigurationError(f"a train job's mode is train or calibrate, not {self.mode!r}")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainJobParams:
+        return cls(
+            mode=data.get("mode", "train"),
+            recipe=str(data.get("recipe", "r")),
+            overrides=dict(data["overrides"]) if data.get("overrides") else None,
+            model=data.get("model"),
+        )
+
+
+TRAIN_ITEM = "reviews"
+
+
+def submit_train_job(
+    store: Store, dispatcher: JobDispatcher, params: TrainJobParams | None = None, *, by: str | None = None
+) -> JobRecord:
+    """Store a ``train`` job (one item) and dispatch it: a worker trains or recalibrates the classifier from the
+    reviews, then drops the old model from its process-wide cache.
+
+    Raises:
+        ConfigurationError: no reviewed link in the store yet.
+        QueueUnavailableError: the queue cannot be reached (the job stays stored, queued).
+    """
+    from compliance.app.classifier import reviewed_items
+    from compliance.store import NewJobItem
+
+    params = params or TrainJobParams()
+    if not reviewed_items(store):
+        raise ConfigurationError("no reviewed GDPR links in the database yet: review some links first")
+    job = store.create_job("train", asdict(params), [NewJobItem(TRAIN_ITEM, b"", "")], actor=by)
+    dispatcher.dispatch(job.id, [i.id for i in store.list_job_items(job.id)])
+    return job
+
+
+def _train(store: Store, params: TrainJobParams) -> dict[str, Any]:
+    """Run a train job's use case; the model written is forgotten by this process's cache."""
+    from compliance.app.classifier import TrainRequest, calibrate_classifier_from_reviews, train_classifier
+    from compliance.runtime import default_classifier_dir
+
+    target = Path(params.model or _DEFAULT_MODEL[0] or default_classifier_dir())
+    try:
+        if params.mode == "calibrate":
+            summary = calibrate_classifier_from_reviews(target, database_url=store.url)
+        else:
+            summary = train_classifier(
+                TrainRequest(
+                    recipe=params.recipe,
+                    overrides=params.overrides,
+                    out_dir=target,
+                    with_reviews=True,
+                    database_url=store.url,
+                )
+            )
+    finally:
+        forget_classifier(target)
+    return {"mode": params.mode, "model": str(target), "summary": summary}
 
 
 def _read_items(
@@ -258,6 +343,17 @@ def loaded_classifiers() -> list[tuple[str, str]]:
         return sorted(_CLASSIFIERS)
 
 
+def forget_classifier(model: str | Path) -> int:
+    """Drop ``model`` (on every device) from this process's cache, so that its next use loads it again (after a
+    train job rewrote it); returns how many entries were dropped."""
+    path = str(Path(model).expanduser().resolve())
+    with _CLASSIFIERS_LOCK:
+        gone = [key for key in _CLASSIFIERS if key[0] == path]
+        for key in gone:
+            del _CLASSIFIERS[key]
+    return len(gone)
+
+
 def clear_classifier_cache() -> None:
     """Forget every loaded classifier (tests; a process that replaced its model files)."""
     with _CLASSIFIERS_LOCK:
@@ -322,6 +418,8 @@ def run_job_item(
         return ItemOutcome(item_id, item.job_id, status, dict(item.result), item.error)
     assert claimed.claim is not None
     job = store.get_job(item.job_id)
+    if job.kind == "train":
+        return _run_train_item(store, item, claimed.claim, job, worker, lease)
     params = AuditJobParams.from_dict(job.params)
     load = classifier or (lambda p: cached_classifier(p.model))
     upload = Upload(item.source, claimed.content or b"", item.media_type or None)
@@ -360,6 +458,31 @@ def run_job_item(
     return _finish(store, item.job_id, item_id, claimed.claim, "done", result, None, worker)
 
 
+def _run_train_item(
+    store: Store, item: Any, claim: str, job: JobRecord, worker: str, lease: float
+) -> ItemOutcome:
+    """The one item of a ``train`` job: train or recalibrate under the item's lease; a problem with the data (too
+    few reviews, an unknown recipe) fails the job at once, anything else is retried like an audit item."""
+    try:
+        with _Heartbeat(store, item.id, claim, lease) as beat:
+            result = _train(store, TrainJobParams.from_dict(job.params))
+    except (
+        ConfigurationError,
+        ModelNotFoundError,
+    ) as e:  # the data or the model: another try changes nothing
+        return _finish(store, job.id, item.id, claim, "failed", {"code": e.code}, str(e), worker)
+    except Exception as e:
+        error = f"{type(e).__name__}: {e}"
+        if item.attempts >= MAX_ATTEMPTS:
+            return _finish(store, job.id, item.id, claim, "failed", {}, error, worker)
+        logger.warning("train job %s attempt %d failed (%s); queued again", job.id, item.attempts, error)
+        store.release_job_item(item.id, claim)
+        return ItemOutcome(item.id, job.id, "retry", error=error)
+    if beat.lost:
+        return ItemOutcome(item.id, job.id, "lost")
+    return _finish(store, job.id, item.id, claim, "done", result, None, worker)
+
+
 def _finish(
     store: Store,
     job_id: int,
@@ -386,9 +509,10 @@ def notify_job_finished(store: Store, job: JobRecord) -> dict[str, Any]:
     config = WebhookConfig.from_settings()
     if config is None:
         return {"webhook": "not configured"}
-    payload = {"event": JOB_FINISHED_EVENT, "job": job_detail(store, job.id)}
+    event = JOB_FINISHED_EVENT if job.kind == "audit" else f"{job.kind}.finished"
+    payload = {"event": event, "job": job_detail(store, job.id)}
     try:
-        delivery = send_webhook(payload, config, event=JOB_FINISHED_EVENT)
+        delivery = send_webhook(payload, config, event=event)
     except ComplianceError as e:
         logger.warning("job %s notification failed: %s", job.id, e)
         return {"webhook": "failed", "error": str(e)}

@@ -1,5 +1,5 @@
-"""``compliance jobs``: audit a folder as one task per document (on the workers, or in this process), list and
-show jobs."""
+"""``compliance jobs``: audit a folder as one task per document (on the workers, or in this process), improve the
+classifier from the reviews (``jobs train``), list and show jobs."""
 
 from __future__ import annotations
 
@@ -106,6 +106,71 @@ def audit(
         click.echo(_line(data) + f", {data['links']} link(s)")
         if not inprocess and not wait:
             click.echo(f"follow it with: compliance jobs show {job.id}")
+    if data["finished_at"] is not None and data["status"] == "failed":
+        raise click.exceptions.Exit(1)
+
+
+@jobs.command("train")
+@click.option(
+    "--calibrate",
+    "calibrate_only",
+    is_flag=True,
+    help="Only refit the temperature and review band on the reviews (seconds), do not retrain.",
+)
+@click.option("--recipe", default="r", show_default=True, help="Training recipe (r, r-fast, plain …).")
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Classifier directory to write or recalibrate (default: the workers' default classifier).",
+)
+@click.option("--wait/--no-wait", default=True, show_default=True, help="Follow the job until it finishes.")
+@click.option(
+    "--broker",
+    "broker_url",
+    envvar="COMPLIANCE_BROKER_URL",
+    default=None,
+    help="Celery broker (default: COMPLIANCE_BROKER_URL; none: the job runs in this process).",
+)
+@database_option
+@json_option
+def train(
+    calibrate_only: bool,
+    recipe: str,
+    model_path: Path | None,
+    wait: bool,
+    broker_url: str | None,
+    database_url: str | None,
+    as_json: bool,
+) -> None:
+    """Queue a job that improves the classifier from the stored reviews (retrain, or recalibrate); the worker that
+    runs it reloads the model for the next audit."""
+    from compliance.app.jobs import TrainJobParams, job_detail, submit_train_job
+    from compliance.workers.inprocess import ThreadDispatcher, job_dispatcher
+
+    store = open_store(database_url)
+    dispatcher = job_dispatcher(store, broker_url=broker_url)
+    params = TrainJobParams(
+        mode="calibrate" if calibrate_only else "train",
+        recipe=recipe,
+        model=str(model_path.resolve()) if model_path else None,
+    )
+    job = submit_train_job(store, dispatcher, params, by=getpass.getuser())
+    if isinstance(dispatcher, ThreadDispatcher):
+        dispatcher.wait()
+        dispatcher.shutdown()
+    elif wait:
+        while store.get_job(job.id).finished_at is None:
+            time.sleep(1.0)
+    data = job_detail(store, job.id)
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo(_line(data))
+        for item in data["items"]:
+            if item["error"]:
+                click.echo(f"  {item['error']}", err=True)
     if data["finished_at"] is not None and data["status"] == "failed":
         raise click.exceptions.Exit(1)
 
