@@ -315,13 +315,18 @@ def test_one_classifier_cache_per_process_for_the_api_and_the_jobs(
             assert app.state.services.dispatcher.wait(60)
             assert client.get(f"/api/v1/jobs/{up.json()['id']}", headers=h).json()["status"] == "succeeded"
         assert len(loads) == 1  # map and the job: no second load
+        # a model rewritten on disk (a train job in another process) is loaded again on its next use
+        default.mkdir(parents=True, exist_ok=True)
+        (default / "config.json").write_text("{}", encoding="utf-8")
+        reloaded = cached_classifier()
+        assert reloaded is not first and cached_classifier() is reloaded and len(loads) == 2
 
         # `compliance worker --model DIR`: jobs that name no model use the model the worker loaded at start
         other = tmp_path / "other-model"
         set_default_classifier(other)
         worker_model = cached_classifier()
         assert worker_model is not first and cached_classifier(str(other)) is worker_model
-        assert len(loads) == 2 and loads[-1][0] == other.resolve()
+        assert len(loads) == 3 and loads[-1][0] == other.resolve()
     finally:
         set_default_classifier(None)
         clear_classifier_cache()

@@ -299,8 +299,9 @@ class SerialClassifier:
         return getattr(self._inner, name)
 
 
-#: the process-wide classifier cache: (resolved model directory, resolved device) → the loaded classifier
-_CLASSIFIERS: dict[tuple[str, str], SerialClassifier] = {}
+#: the process-wide classifier cache: (resolved model directory, resolved device) → the loaded classifier and the
+#: modification time of its config.json when it was loaded
+_CLASSIFIERS: dict[tuple[str, str], tuple[SerialClassifier, int | None]] = {}
 _CLASSIFIERS_LOCK = threading.Lock()
 _DEFAULT_MODEL: list[str | None] = [None]
 
@@ -324,17 +325,29 @@ def cached_classifier(model: str | Path | None = None, *, device: str | None = N
 
     One cache serves the whole process — the API's ``map``, in-process job threads and a Celery worker's tasks —
     keyed by the resolved model directory and the resolved device, so ``None``, the default directory's path and
-    ``auto``/``cpu`` name the same entry and a model is never loaded twice. The classifier returned serialises
-    its ``rank`` calls (one lock per model), so threads of one process can share it.
+    ``auto``/``cpu`` name the same entry and a model is never loaded twice — unless its ``config.json`` changed
+    since (a train job, here or in another process, rewrote it): then it is loaded again. The classifier returned
+    serialises its ``rank`` calls (one lock per model), so threads of one process can share it.
     """
     from compliance.app.classifier import load_classifier
 
     key = _classifier_key(model, device)
     with _CLASSIFIERS_LOCK:
-        if key not in _CLASSIFIERS:
+        stamp = _config_stamp(key[0])
+        cached = _CLASSIFIERS.get(key)
+        if cached is None or cached[1] != stamp:
             logger.info("loading the classifier %s on %s (once for this process)", *key)
-            _CLASSIFIERS[key] = SerialClassifier(load_classifier(Path(key[0]), device=key[1]))
-        return cast("ArticleClassifier", _CLASSIFIERS[key])
+            cached = (SerialClassifier(load_classifier(Path(key[0]), device=key[1])), stamp)
+            _CLASSIFIERS[key] = cached
+        return cast("ArticleClassifier", cached[0])
+
+
+def _config_stamp(model_dir: str) -> int | None:
+    """When the model's config.json last changed (a retrained or recalibrated model is loaded again)."""
+    try:
+        return (Path(model_dir) / "config.json").stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def loaded_classifiers() -> list[tuple[str, str]]:
