@@ -132,6 +132,17 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
         "recipe": chosen.name,
         "examples": len(result.data.train),
         "train_seconds": m["timing"]["train_seconds"],
+        "timing": {
+            k: m["timing"].get(k)
+            for k in (
+                "precision",
+                "device",
+                "cpu_capability",
+                "torch_threads",
+                "seconds_per_step",
+                "batch_size",
+            )
+        },
         "final_loss": m["train_curve"][-1]["loss"] if m["train_curve"] else None,
         "temperature": m["calibration"]["temperature"],
         "ece_before": m["calibration"]["ece_before"],

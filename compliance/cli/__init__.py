@@ -98,7 +98,9 @@ def cli(verbose: int, quiet: bool) -> None:
     if not quiet:
         from compliance.progress import enable_progress
 
-        enable_progress(sys.stderr.isatty() or verbose > 0)
+        # bars on a terminal only (a redirected log would get one endless line of carriage returns): elsewhere one
+        # summary line per stage
+        enable_progress(sys.stderr.isatty(), summary=lambda line: click.echo(line, err=True))
 
 
 def main() -> None:

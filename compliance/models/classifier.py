@@ -40,7 +40,7 @@ from compliance.errors import ModelError
 from compliance.models.calibration import softmax
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
 from compliance.models.umbrella import apply_umbrellas
-from compliance.runtime import default_classifier_dir, length_sorted_batches
+from compliance.runtime import classifier_dir, length_sorted_batches
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -486,8 +486,9 @@ class ArticleClassifier:
 def load(
     path: Path | str | None = None, *, device: str | None = None, bf16: bool | None = None
 ) -> ArticleClassifier:
-    """Load a saved classifier directory (default ``<model_dir>/gdpr-classifier``); directories of older formats load
-    the same (:func:`upgrade_config`).
+    """Load a saved classifier directory (default: ``<model_dir>/gdpr-classifier``, else the one shipped with the
+    package, :func:`compliance.runtime.classifier_dir`); directories of older formats load the same
+    (:func:`upgrade_config`).
 
     Raises:
         ModelNotFoundError: no model there (train one with ``compliance train``).
@@ -497,7 +498,7 @@ def load(
 
     from compliance.models.encoder import load_encoder
 
-    model_dir = Path(path) if path is not None else default_classifier_dir()
+    model_dir = Path(path) if path is not None else classifier_dir()
     cfg = read_config(model_dir, ARTIFACT)
     try:
         labels = [int(a) for a in cfg["labels"]]

@@ -75,16 +75,6 @@ class CompactResult:
     record: dict[str, Any]
 
 
-def _fused_adamw(groups: list[dict[str, Any]]) -> Any:
-    """AdamW, fused where the installed torch supports it for these parameters (CPU included since torch 2.4)."""
-    import torch
-
-    try:
-        return torch.optim.AdamW(groups, fused=True)
-    except (RuntimeError, TypeError, ValueError):
-        return torch.optim.AdamW(groups)
-
-
 def distil(
     teacher: ArticleClassifier,
     data: TrainingData,
@@ -110,7 +100,7 @@ def distil(
     from compliance.models.calibration import fit_temperature
     from compliance.models.classifier import ArticleClassifier, CosineHead
     from compliance.models.encoder import load_encoder
-    from compliance.models.training import _band, _seed_everything
+    from compliance.models.training import _band, _seed_everything, fused_adamw
     from compliance.runtime import resolve_model_path
 
     config = config or CompactConfig()
@@ -141,7 +131,7 @@ def distil(
         {"params": params, "lr": config.lr, "weight_decay": 0.0},
         {"params": list(head.parameters()), "lr": config.head_lr, "weight_decay": 0.0},
     ]
-    opt = _fused_adamw(groups)
+    opt = fused_adamw(groups)
     warm = max(1, int(0.06 * total))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
