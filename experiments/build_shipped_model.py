@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda.")
     parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--alpha", type=float, default=None, help="LoRA alpha (default: the rank).")
-    parser.add_argument("--epochs", type=int, default=3, help="Distillation epochs (0: the SVD start alone).")
+    parser.add_argument("--epochs", type=int, default=8, help="Distillation epochs (0: the SVD start alone).")
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

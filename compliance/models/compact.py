@@ -49,7 +49,7 @@ class CompactConfig:
     """
 
     lora: LoRAConfig = field(default_factory=LoRAConfig)
-    epochs: int = 3
+    epochs: int = 8
     batch_size: int = 32
     max_length: int = 64
     lr: float = 5e-4
