@@ -95,6 +95,45 @@ def _compact_card(
     return "\n".join(lines)
 
 
+def student_metrics(
+    teacher_metrics: dict[str, Any],
+    record: dict[str, Any],
+    figures: dict[str, Any],
+    student: Any,
+    sets: dict[str, Any],
+) -> dict[str, Any]:
+    """metrics.json of the shipped model: its own held-out figures (encoder alone and full scorer) and timing,
+    the teacher's figures, curves and timing under ``teacher``, the distillation record."""
+    from compliance.models.calibration import expected_calibration_error, softmax
+    from compliance.models.training import _heldout_eval
+
+    cal = sets["calibration"]
+    index = {a: i for i, a in enumerate(student.labels)}
+    gold = [[index[a] for a in e.labels if a in index] for e in cal]
+    logits = student.logits([e.text for e in cal])
+    lexical = student.lexical_log_probs([e.text for e in cal])
+    calibration = {
+        "temperature": student.config.temperature,
+        "ece_before": expected_calibration_error(softmax(logits, 1.0), gold),
+        "ece_after": expected_calibration_error(softmax(logits, student.config.temperature), gold),
+        "ece_final": expected_calibration_error(student.calibrate(logits, lexical_log_probs=lexical), gold),
+        "n": len(gold),
+        "review_band": list(student.config.review_band),
+    }
+    return {
+        "calibration": calibration,
+        "law_prior": teacher_metrics.get("law_prior"),
+        "heldout_after": {name: _heldout_eval(student, examples) for name, examples in sets.items()},
+        "heldout_final": figures["student"],
+        "timing": record["timing"],
+        "distillation": record,
+        "teacher": {
+            **{k: v for k, v in teacher_metrics.items() if k not in {"teacher", "distillation"}},
+            "heldout_final_recomputed": figures["teacher"],
+        },
+    }
+
+
 def build_classifier(args: argparse.Namespace) -> None:
     from compliance.app.classifier import TrainRequest, gdpr_training_inputs, train_classifier
     from compliance.models.adapter import LoRAConfig
@@ -157,12 +196,7 @@ def build_classifier(args: argparse.Namespace) -> None:
             "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         teacher_metrics = json.loads((Path(teacher_dir) / "metrics.json").read_text())
-        metrics = {
-            **teacher_metrics,
-            "teacher": {"heldout_final": figures["teacher"], "timing": teacher_metrics.get("timing")},
-            "distillation": result.record,
-            "heldout_final": figures["student"],
-        }
+        metrics = student_metrics(teacher_metrics, result.record, figures, student, sets)
         out = args.out / "gdpr-classifier"
         if out.exists():
             shutil.rmtree(out)
