@@ -353,7 +353,9 @@ class LinkDecisionModel:
                 f"{path}: config.json has no threshold and band ({e}); {ARTIFACT.rebuild}"
             ) from e
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.disable_progress_bar()
         ref = config.get("encoder")
         if isinstance(ref, dict) and ref.get("source") == "base" and not (path / MODEL_SUBDIR).is_dir():
             from compliance.artifacts import weights_sha256
@@ -388,6 +390,9 @@ class LinkDecisionModel:
 
 def _load_sentence_transformer(base_model: str | None, device: str | None) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # its weight-loading bar is a line of carriage returns in every log
 
     try:
         return SentenceTransformer(resolve_model_path(base_model), device=str(resolve_device(device)))
