@@ -44,6 +44,11 @@ class Settings(BaseSettings):
         description="bf16 autocast: auto (on CUDA with bf16 and on CPUs with AVX512-BF16/AMX), true or false "
         "(force fp32, e.g. to reproduce what a CPU without native bf16 gets).",
     )
+    progress: Literal["auto", "bars", "summary", "off"] = Field(
+        default="auto",
+        description="Progress of the command line on stderr: auto (bars on a terminal, else one summary line per "
+        "stage), bars, summary or off.",
+    )
     shipped_models: bool = Field(
         default=True,
         description="Use the models shipped inside the package (the default GDPR classifier, the link "

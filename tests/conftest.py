@@ -46,12 +46,13 @@ def _isolated_home(
 ) -> Iterator[None]:
     """Every test gets its own COMPLIANCE_HOME so nothing leaks into ~/.local/share, and the models shipped with
     the package are off (tests see an empty model directory as empty; the ``shipped_models`` fixture turns them
-    on)."""
+    on), and so are the command line's progress lines."""
     from compliance.settings import reset_settings
 
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("COMPLIANCE_HOME", str(home))
     monkeypatch.setenv("COMPLIANCE_SHIPPED_MODELS", "false")
+    monkeypatch.setenv("COMPLIANCE_PROGRESS", "off")  # tests read stderr line by line
     monkeypatch.delenv("COMPLIANCE_DATABASE_URL", raising=False)
     reset_settings()
     yield

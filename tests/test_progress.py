@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -37,11 +38,20 @@ def test_library_default_is_silent() -> None:
     assert list(progress.track([1], desc="y")) == [1]
 
 
-def test_a_redirected_command_writes_no_carriage_returns(tmp_path: pytest.TempPathFactory) -> None:
+def test_a_redirected_command_writes_summary_lines_not_carriage_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from click.testing import CliRunner
 
     from compliance.cli import cli
+    from compliance.settings import reset_settings
 
-    result = CliRunner().invoke(cli, ["laws", "list"])
-    assert "\r" not in result.output
+    monkeypatch.setenv("COMPLIANCE_PROGRESS", "auto")
+    reset_settings()
+    doc = tmp_path / "policy.md"
+    doc.write_text("# Policy\n\nWe encrypt laptops.\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["ingest", str(doc), "--database", f"sqlite:///{tmp_path / 'x.db'}"])
+    assert result.exit_code == 0, result.output
     assert not progress.progress_enabled()  # CliRunner's stderr is no terminal
+    assert "\r" not in result.stderr
+    assert any(line.startswith("reading documents: 1 files in ") for line in result.stderr.splitlines())

@@ -124,8 +124,9 @@ def train_command(
     from compliance.app import TrainRequest, train_classifier
     from compliance.progress import enable_progress
     from compliance.runtime import default_classifier_dir
+    from compliance.settings import get_settings
 
-    if sys.stderr.isatty():
+    if sys.stderr.isatty() and get_settings().progress == "auto":
         enable_progress(True)
     request = TrainRequest(
         recipe=recipe,
