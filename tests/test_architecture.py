@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "text": 0,
     "spreadsheet": 0,
     "xml_safety": 0,
+    "shipped": 0,
     "connectors": 1,
     "rules": 2,
     "models": 3,

@@ -210,7 +210,7 @@ def test_train_save_load_round_trip(tiny_st: Path, tmp_path: Path) -> None:
     assert model.info["training"]["steps"] == 4
 
     config = json.loads((tmp_path / "dec" / "config.json").read_text())
-    assert config["kind"] == "link-decision" and config["format_version"] == 2
+    assert config["kind"] == "link-decision" and config["format_version"] == 3
     assert config["grading_scheme"]["3"] == "same article"
     assert config["band"]["upper"] == config["threshold"]
     assert config["band"]["lower"] <= config["threshold"]
@@ -265,7 +265,7 @@ def test_format_1_directory_loads_and_is_replaced_on_save(tiny_st: Path, tmp_pat
     np.testing.assert_array_equal(old.encode(texts), model.encode(texts))
     old.save(tmp_path / "dec")  # saving again writes the current format and drops the old card
     config = json.loads((tmp_path / "dec" / "config.json").read_text())
-    assert config["format_version"] == 2 and config["threshold"] == 0.61
+    assert config["format_version"] == 3 and config["threshold"] == 0.61
     assert (tmp_path / "dec" / "MODEL_CARD.md").is_file() and not (tmp_path / "dec" / "README.md").exists()
 
 

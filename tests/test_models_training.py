@@ -73,7 +73,7 @@ def test_training_converges_and_records_curves(trained: tuple[Path, dict]) -> No
 def test_saved_model_is_self_describing(trained: tuple[Path, dict]) -> None:
     path, _ = trained
     cfg = json.loads((path / "config.json").read_text())
-    assert (cfg["kind"], cfg["format_version"], cfg["package_version"]) == ("gdpr-classifier", 3, __version__)
+    assert (cfg["kind"], cfg["format_version"], cfg["package_version"]) == ("gdpr-classifier", 4, __version__)
     assert "format" not in cfg
     assert cfg["labels"] == [5, 15, 17, 32, 33]
     assert cfg["label_to_index"]["32"] == 3
@@ -193,7 +193,7 @@ def test_model_carries_the_law_prior(trained: tuple[Path, dict]) -> None:
 
     path, _ = trained
     cfg = json.loads((path / "config.json").read_text())
-    assert cfg["format_version"] == 3
+    assert cfg["format_version"] == 4
     assert cfg["recipe"]["law_prior"] == {"addressee": 2.0, "citations": 1.0, "recitals": 2.0}
     assert cfg["law_prior"]["most_likely"]
     prior = np.asarray(cfg["inference"]["label_prior"])
@@ -255,7 +255,7 @@ def test_format_1_priors_were_counts(trained: tuple[Path, dict], tmp_path: Path)
 @pytest.mark.parametrize(
     ("change", "error", "message"),
     [
-        ({"format_version": 4}, "ModelError", "newer version of compliance"),
+        ({"format_version": 5}, "ModelError", "newer version of compliance"),
         ({"kind": "link-decision"}, "ModelError", "'link-decision' artifact, not a GDPR classifier"),
         ({"kind": None}, "ModelError", "not an artifact of this package"),
     ],
@@ -429,3 +429,20 @@ def test_soup_averages_members_trained_with_consecutive_seeds(tiny_base: Path) -
         torch.testing.assert_close(soup_enc[name], (value + other) / 2, rtol=1e-4, atol=1e-5)
         changed += int(not torch.equal(value, other))
     assert changed > 0  # the members differ: the average is not trivially one of them
+
+
+def test_format_3_directory_loads_and_scores_the_same(trained: tuple[Path, dict], tmp_path: Path) -> None:
+    """Format 4 only added the optional adapter form: a format-3 directory (always ``encoder/``) loads as is."""
+    import shutil
+
+    from compliance.models.classifier import load
+
+    path, _ = trained
+    shutil.copytree(path, tmp_path / "v3")
+    cfg = json.loads((tmp_path / "v3" / "config.json").read_text())
+    (tmp_path / "v3" / "config.json").write_text(json.dumps({**cfg, "format_version": 3}))
+    texts = ["personal data breach", "right to erasure"]
+    old = load(tmp_path / "v3", device="cpu", bf16=False)
+    assert np.allclose(
+        old.predict_proba(texts), load(path, device="cpu", bf16=False).predict_proba(texts), atol=1e-6
+    )

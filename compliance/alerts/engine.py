@@ -167,15 +167,16 @@ def changed_provisions(new: Law, old: Law | None, kinds: Sequence[str] = ("artic
 
 # -- decision model --------------------------------------------------------------------------------------------
 def load_decision_model(path: str | None = None) -> LinkDecisionModel:
-    """The trained link-decision model at ``path`` (default ``<model_dir>/link-decision``).
+    """The trained link-decision model at ``path`` (default ``<model_dir>/link-decision`` when one was trained
+    there, else the calibration shipped with the package).
 
     Raises:
         ModelNotFoundError: none trained yet (``compliance alerts train-decision``).
     """
     from compliance.linking.decision import LinkDecisionModel
-    from compliance.runtime import default_decision_dir
+    from compliance.runtime import decision_dir
 
-    return LinkDecisionModel.load(path or default_decision_dir())
+    return LinkDecisionModel.load(path or decision_dir())
 
 
 # -- the run ---------------------------------------------------------------------------------------------------

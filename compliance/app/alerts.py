@@ -187,12 +187,12 @@ def alerts_after_law_stored(
     Skipped (with the reason) when no control paragraph is stored or no link-decision model is trained; a run
     that fails with a :class:`~compliance.errors.ComplianceError` is reported as failed (the law stays stored).
     """
-    from compliance.runtime import default_decision_dir
+    from compliance.runtime import decision_dir
 
     if next(iter(store.iter_paragraphs()), None) is None:
         return AlertRunOutcome("skipped", reason="no stored controls")
     if decision is None:
-        path = Path(model_path) if model_path is not None else default_decision_dir()
+        path = Path(model_path) if model_path is not None else decision_dir()
         if not (path / "config.json").is_file():
             return AlertRunOutcome(
                 "skipped",

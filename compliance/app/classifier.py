@@ -132,6 +132,17 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
         "recipe": chosen.name,
         "examples": len(result.data.train),
         "train_seconds": m["timing"]["train_seconds"],
+        "timing": {
+            k: m["timing"].get(k)
+            for k in (
+                "precision",
+                "device",
+                "cpu_capability",
+                "torch_threads",
+                "seconds_per_step",
+                "batch_size",
+            )
+        },
         "final_loss": m["train_curve"][-1]["loss"] if m["train_curve"] else None,
         "temperature": m["calibration"]["temperature"],
         "ece_before": m["calibration"]["ece_before"],
@@ -150,21 +161,23 @@ def load_classifier(
     train_if_missing: bool = False,
     on_train: Callable[[Path], None] | None = None,
 ) -> ArticleClassifier:
-    """The classifier at ``model_path`` (default ``<model_dir>/gdpr-classifier``).
+    """The classifier at ``model_path``; by default ``<model_dir>/gdpr-classifier`` when one was trained there,
+    else the default classifier shipped with the package (:func:`compliance.runtime.classifier_dir`).
 
     Args:
         model_path: a classifier directory.
         device: ``auto``, ``cpu``, ``cuda`` (default: ``COMPLIANCE_DEVICE``).
-        train_if_missing: train the default recipe there first when no model exists (takes minutes).
+        train_if_missing: train the default recipe there first when no model exists, not even the shipped one
+            (takes minutes).
         on_train: called with the path just before such a training starts (to tell the user).
 
     Raises:
         ModelNotFoundError: no model there (and ``train_if_missing`` not set).
     """
     from compliance.models.classifier import load
-    from compliance.runtime import default_classifier_dir
+    from compliance.runtime import classifier_dir
 
-    path = model_path or default_classifier_dir()
+    path = model_path or classifier_dir()
     if train_if_missing and not (path / "config.json").is_file():
         if on_train is not None:
             on_train(path)
@@ -292,8 +305,8 @@ def evaluate_classifier(
     """Seed-000 metrics of a classifier beside the frequency prior, BM25 and the zero-shot encoder.
 
     Args:
-        model_path: the classifier (default ``<model_dir>/gdpr-classifier``; when that does not exist, only the
-            baselines are evaluated and ``on_note`` says so).
+        model_path: the classifier (default ``<model_dir>/gdpr-classifier``, else the shipped one; when neither
+            exists, only the baselines are evaluated and ``on_note`` says so).
         baselines_only: evaluate only the baselines.
         sets: built-in query sets (``qa``, ``qr``, ``gdprhub``, ``controls``); default: all of them, or none when
             ``query_files`` are given.
@@ -306,11 +319,11 @@ def evaluate_classifier(
         progress: told which set and ranker is being evaluated.
     """
     from compliance.evaluation.run import BUILT_IN_SETS, evaluate
-    from compliance.runtime import default_classifier_dir
+    from compliance.runtime import classifier_dir
 
     path: Path | None = None
     if not baselines_only:
-        path = model_path or default_classifier_dir()
+        path = model_path or classifier_dir()
         if model_path is None and not (path / "config.json").is_file():
             if on_note is not None:
                 on_note(f"no model at {path}: evaluating baselines only (train one with `compliance train`)")
@@ -344,12 +357,25 @@ def calibrate_classifier_from_reviews(
         ConfigurationError: too few reviewed paragraphs.
         ModelNotFoundError: no classifier at ``model_path``.
     """
+    import shutil
+
     from compliance.app.store import open_store
     from compliance.models.review_calibration import calibrate_from_reviews
-    from compliance.runtime import default_classifier_dir
+    from compliance.runtime import classifier_dir, default_classifier_dir, is_shipped
 
-    path = model_path or default_classifier_dir()
+    path = model_path or classifier_dir()
     items = reviewed_items(open_store(database_url))
+    if write and is_shipped(path):
+        # the shipped model is read-only: the recalibrated copy goes to the model directory, where it takes
+        # precedence from now on
+        target = default_classifier_dir()
+        if target.exists():
+            raise ConfigurationError(f"{target} exists but is not a classifier; move it away first")
+        calibrate_from_reviews(path, items, device=device, write=False)  # fails before anything is copied
+        shutil.copytree(
+            path, target, ignore=shutil.ignore_patterns("SHA256SUMS", "__init__.py", "__pycache__")
+        )
+        path = target
     summary = calibrate_from_reviews(path, items, device=device, write=write)
     return {"path": str(path), "written": write, **summary}
 

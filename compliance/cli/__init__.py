@@ -97,8 +97,16 @@ def cli(verbose: int, quiet: bool) -> None:
     logging.basicConfig(level=level, handlers=[handler])
     if not quiet:
         from compliance.progress import enable_progress
+        from compliance.settings import get_settings
 
-        enable_progress(sys.stderr.isatty() or verbose > 0)
+        # bars on a terminal only (a redirected log would get one endless line of carriage returns): elsewhere one
+        # summary line per stage (COMPLIANCE_PROGRESS chooses otherwise)
+        mode = get_settings().progress
+        if mode == "auto":
+            mode = "bars" if sys.stderr.isatty() else "summary"
+        enable_progress(
+            mode == "bars", summary=(lambda line: click.echo(line, err=True)) if mode == "summary" else None
+        )
 
 
 def main() -> None:

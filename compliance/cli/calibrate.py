@@ -21,7 +21,7 @@ from compliance.cli.options import database_option, device_option, echo_json, js
     "model_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Classifier directory (default: <model dir>/gdpr-classifier).",
+    help="Classifier directory (default: <model dir>/gdpr-classifier if it exists, else the shipped one; a recalibrated shipped model is written to <model dir>/gdpr-classifier).",
 )
 @click.option("--dry-run", is_flag=True, help="Show the new values without writing them.")
 @database_option

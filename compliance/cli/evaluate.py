@@ -17,7 +17,7 @@ from compliance.cli.options import echo_table, json_option
     "model_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Classifier directory (default: <model dir>/gdpr-classifier if it exists).",
+    help="Classifier directory (default: <model dir>/gdpr-classifier if it exists, else the one shipped with the package).",
 )
 @click.option("--baselines-only", is_flag=True, help="Evaluate only the baselines.")
 @click.option(

@@ -49,7 +49,7 @@ def classifier_options(func: F) -> F:
         "model_path",
         type=click.Path(path_type=Path),
         default=None,
-        help="Classifier directory (default: <model dir>/gdpr-classifier).",
+        help="Classifier directory (default: <model dir>/gdpr-classifier if it exists, else the shipped one).",
     )(func)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -123,8 +124,10 @@ def train_command(
     from compliance.app import TrainRequest, train_classifier
     from compliance.progress import enable_progress
     from compliance.runtime import default_classifier_dir
+    from compliance.settings import get_settings
 
-    enable_progress(True)
+    if sys.stderr.isatty() and get_settings().progress == "auto":
+        enable_progress(True)
     request = TrainRequest(
         recipe=recipe,
         overrides={
@@ -157,6 +160,12 @@ def train_command(
         click.echo(
             f"  {summary['examples']} examples, {summary['train_seconds']} s, final loss {summary['final_loss']}"
         )
+        t = summary.get("timing") or {}
+        if t:
+            click.echo(
+                f"  precision {t['precision']} on {t['device']} ({t['cpu_capability']}), {t['torch_threads']} "
+                f"thread(s): {t['seconds_per_step']} s per step of {t['batch_size']} examples"
+            )
         click.echo(
             f"  temperature {summary['temperature']:.3f}; ECE {summary['ece_before']:.3f} → "
             f"{summary['ece_after']:.3f}"

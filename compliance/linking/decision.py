@@ -16,10 +16,13 @@ The trained artifact is a directory (the contract of :mod:`compliance.artifacts`
     config.json     kind "link-decision", format_version, package_version, provenance (training pairs' and base
                     model weights' sha256, law checksums), threshold, band, grading scheme, relevant grade,
                     training config, data description, held-out metrics (before/after fine-tuning)
-    model/          the sentence-transformers model
+    model/          the sentence-transformers model; absent when the kept weights are the base encoder's
+                    (``max_steps=0``, or fine-tuning lowered held-out F1): config.json's ``encoder`` then names the
+                    base encoder and its weights' sha256, and the artifact is a few kilobytes (the package ships
+                    one, ``compliance/shipped/link-decision``)
     MODEL_CARD.md   model card
 
-Format 1 (no ``format_version``, the card in ``README.md``) loads as well.
+Format 1 (no ``format_version``, the card in ``README.md``) and format 2 (always ``model/``) load as well.
 """
 
 from __future__ import annotations
@@ -73,12 +76,20 @@ _LEGACY_CARD = "README.md"  # format 1 named its card so
 
 
 #: The link decision's artifact kind (see :mod:`compliance.artifacts`).
+def _upgrade(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Formats 1 and 2 in the current shape: format 3 adds the optional base-encoder reference."""
+    cfg = unversioned_upgrade("link-decision", 2)(cfg, path)
+    if cfg.get("kind") == "link-decision" and cfg.get("format_version") == 2:
+        return {**cfg, "format_version": 3}
+    return cfg
+
+
 ARTIFACT = model_spec(
     "link-decision",
-    2,
+    3,
     "link-decision model",
     "train one with `compliance alerts train-decision`",
-    upgrade=unversioned_upgrade("link-decision", 2),
+    upgrade=_upgrade,
 )
 
 
@@ -277,8 +288,24 @@ class LinkDecisionModel:
         """Write the self-describing artifact directory (see the module docstring)."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        self.encoder.save(str(path / MODEL_SUBDIR))
+        base_only = self.info.get("training", {}).get("kept", "").startswith("base")
+        if base_only:
+            from compliance.artifacts import weights_sha256
+
+            base = self.info.get("base_model") or DEFAULT_BASE_MODEL
+            encoder_ref: dict[str, Any] = {
+                "encoder": {
+                    "source": "base",
+                    "base_model": base,
+                    "base_model_sha256": weights_sha256(resolve_model_path(base)),
+                    "max_seq_length": int(getattr(self.encoder, "max_seq_length", 0) or 0) or None,
+                }
+            }
+        else:
+            self.encoder.save(str(path / MODEL_SUBDIR))
+            encoder_ref = {}
         skip = {
+            "encoder",
             "threshold",
             "band",
             "decision_rule",
@@ -296,6 +323,7 @@ class LinkDecisionModel:
                 "decision_rule": "propose if score >= threshold; review if band.lower <= score < threshold; "
                 "else drop (score = cosine similarity of the bi-encoder's embeddings)",
                 **{k: v for k, v in self.info.items() if k not in skip},
+                **encoder_ref,
             },
             provenance=self.info.get("provenance", {}),
         )
@@ -325,7 +353,24 @@ class LinkDecisionModel:
                 f"{path}: config.json has no threshold and band ({e}); {ARTIFACT.rebuild}"
             ) from e
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.disable_progress_bar()
+        ref = config.get("encoder")
+        if isinstance(ref, dict) and ref.get("source") == "base" and not (path / MODEL_SUBDIR).is_dir():
+            from compliance.artifacts import weights_sha256
+
+            source = resolve_model_path(ref.get("base_model"))
+            expected, found = ref.get("base_model_sha256"), weights_sha256(source)
+            if expected and found and expected != found:
+                raise ModelError(
+                    f"{path}: calibrated on base weights sha256 {str(expected)[:12]}…, but {source} has "
+                    f"{found[:12]}…; {ARTIFACT.rebuild}"
+                )
+            encoder = _load_sentence_transformer(ref.get("base_model"), device)
+            if ref.get("max_seq_length"):
+                encoder.max_seq_length = int(ref["max_seq_length"])
+            return cls(encoder, threshold, lower, config)
         try:
             encoder = SentenceTransformer(str(path / MODEL_SUBDIR), device=str(resolve_device(device)))
         except OSError as e:
@@ -345,6 +390,9 @@ class LinkDecisionModel:
 
 def _load_sentence_transformer(base_model: str | None, device: str | None) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # its weight-loading bar is a line of carriage returns in every log
 
     try:
         return SentenceTransformer(resolve_model_path(base_model), device=str(resolve_device(device)))

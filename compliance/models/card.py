@@ -45,7 +45,12 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         f"torch {meta.get('torch_version')}, trained {meta.get('trained_at')}",
         "- head: cosine similarity to 99 article prototypes (warm-started from mean training embeddings) with",
         "  a learned scale; mean pooling; long texts are scored in overlapping windows whose logits are averaged",
-        f"- encoder weights for reuse (dense retrieval, mean pooling + L2 norm): `{clf.meta.get('encoder_subdir', 'encoder')}/`",
+        (
+            "- encoder: LoRA adapters and layer vectors over the base encoder (`adapter.safetensors`), merged at load"
+            if meta.get("encoder_adapter") or (meta.get("recipe") or {}).get("compact")
+            else "- encoder weights for reuse (dense retrieval, mean pooling + L2 norm): "
+            f"`{clf.meta.get('encoder_subdir', 'encoder')}/`"
+        ),
         "- scoring ensemble: log p(encoder, temperature-scaled)"
         + (" + log prior(article), read from the law" if clf.uses_prior else "")
         + (

@@ -9,6 +9,10 @@ articles, with a fitted temperature and a needs-review band. Saved as a self-des
                           (AutoModel.from_pretrained("gdpr-classifier/encoder") works: reuse it for dense retrieval
                           with mean pooling + L2 normalisation)
       head.safetensors    the article prototype matrix (99 x hidden) and the logit scale
+      adapter.safetensors instead of encoder/: low-rank adapters over the base encoder named in config.json
+                          (``encoder_adapter``: rank, scale, targets, the base weights' sha256), merged into it
+                          at load (:mod:`compliance.models.adapter`); how the classifier shipped with the
+                          package stays under 2 MB
       metrics.json        training curves, calibration and evaluation figures
       MODEL_CARD.md       what it is, how it was trained, how well it does
 
@@ -16,8 +20,9 @@ Texts longer than the model's window are split into overlapping token windows an
 nothing is silently truncated.
 
 Formats: 1 stored the label prior as raw article counts; 2 as probabilities, with ``"format":
-"compliance.gdpr-classifier"`` instead of ``kind``; 3 has the artifact envelope. Directories of formats 1 and 2 load
-unchanged (:func:`upgrade_config`).
+"compliance.gdpr-classifier"`` instead of ``kind``; 3 has the artifact envelope; 4 may carry an adapter over a base
+encoder instead of ``encoder/`` (a format-3 reader would not find the encoder, hence the new number). Directories of
+formats 1 to 3 load unchanged (:func:`upgrade_config`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from compliance.errors import ModelError
 from compliance.models.calibration import softmax
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
 from compliance.models.umbrella import apply_umbrellas
-from compliance.runtime import default_classifier_dir, length_sorted_batches
+from compliance.runtime import classifier_dir, length_sorted_batches
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -54,15 +59,18 @@ __all__ = [
 
 ENCODER_SUBDIR = "encoder"
 HEAD_FILE = "head.safetensors"
+ADAPTER_FILE = "adapter.safetensors"
 _LEGACY_FORMAT = "compliance.gdpr-classifier"  # formats 1 and 2 named themselves so instead of a kind
 
 
 def upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
-    """A format-1 or format-2 classifier config in the current shape (format 3); other configs unchanged.
+    """A format-1, 2 or 3 classifier config in the current shape (format 4); other configs unchanged.
 
     Format 1 stored the label prior as raw article counts: they become the add-one smoothed probabilities that
-    format 1 used at load time.
+    format 1 used at load time. Format 3 is format 4 without adapters.
     """
+    if cfg.get("kind") == "gdpr-classifier" and cfg.get("format_version") == 3:
+        return {**cfg, "format_version": ARTIFACT.format_version}
     if cfg.get("format") != _LEGACY_FORMAT or "kind" in cfg:
         return cfg
     version = int(cfg.get("format_version", 1))
@@ -81,7 +89,7 @@ def upgrade_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
 #: The classifier's artifact kind (see :mod:`compliance.artifacts`).
 ARTIFACT = model_spec(
     "gdpr-classifier",
-    3,
+    4,
     "GDPR classifier",
     "train one with `compliance train` (or pass --model PATH / set COMPLIANCE_MODEL_DIR)",
     upgrade=upgrade_config,
@@ -386,9 +394,21 @@ class ArticleClassifier:
         )
 
     # -- persistence --------------------------------------------------------------------------------------------
-    def save(self, path: Path, *, metrics: dict[str, Any] | None = None, card: str | None = None) -> Path:
+    def save(
+        self,
+        path: Path,
+        *,
+        metrics: dict[str, Any] | None = None,
+        card: str | None = None,
+        adapter: tuple[dict[str, Any], dict[str, Any]] | None = None,
+    ) -> Path:
         """Write the model directory (see the module docstring); ``card`` defaults to
-        :func:`~compliance.models.card.model_card`. Returns ``path``."""
+        :func:`~compliance.models.card.model_card`. Returns ``path``.
+
+        ``adapter``: ``(description, tensors)`` — write the encoder as these adapter tensors over the base encoder
+        that ``description`` names (``base_model``, ``base_model_sha256``, ``lora``: a
+        :class:`~compliance.models.adapter.LoRAConfig` as a dict) instead of a full ``encoder/`` copy.
+        """
         import hashlib
 
         from safetensors.torch import save_file
@@ -397,12 +417,21 @@ class ArticleClassifier:
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        enc_dir = path / ENCODER_SUBDIR
-        self.encoder.model.save_pretrained(enc_dir)
-        self.encoder.tokenizer.save_pretrained(enc_dir)
-        (enc_dir / "pooling.json").write_text(
-            json.dumps({"pooling": "mean", "normalize": True, "max_length": self.config.max_length}, indent=2)
-        )
+        encoder_keys: dict[str, Any]
+        if adapter is None:
+            enc_dir = path / ENCODER_SUBDIR
+            self.encoder.model.save_pretrained(enc_dir)
+            self.encoder.tokenizer.save_pretrained(enc_dir)
+            (enc_dir / "pooling.json").write_text(
+                json.dumps(
+                    {"pooling": "mean", "normalize": True, "max_length": self.config.max_length}, indent=2
+                )
+            )
+            encoder_keys = {"encoder_subdir": ENCODER_SUBDIR}
+        else:
+            description, tensors = adapter
+            save_file({k: v.contiguous() for k, v in tensors.items()}, str(path / ADAPTER_FILE))
+            encoder_keys = {"encoder_adapter": {**description, "file": ADAPTER_FILE}}
         head_state = {k: v.detach().float().cpu().contiguous() for k, v in self.head.state_dict().items()}
         save_file(head_state, str(path / HEAD_FILE))
         digest = hashlib.sha256()
@@ -411,12 +440,16 @@ class ArticleClassifier:
         self.meta["weights_checksum"] = digest.hexdigest()
         self.meta.setdefault("package_version", compliance.__version__)
         params = {
-            **{k: v for k, v in self.meta.items() if k not in ENVELOPE_KEYS and k != "path"},
+            **{
+                k: v
+                for k, v in self.meta.items()
+                if k not in ENVELOPE_KEYS and k not in {"path", "encoder_subdir", "encoder_adapter"}
+            },
             "labels": self.labels,
             "label_to_index": {str(a): i for i, a in enumerate(self.labels)},
             "titles": {str(a): t for a, t in self.titles.items()},
             "hidden_size": self.encoder.hidden_size,
-            "encoder_subdir": ENCODER_SUBDIR,
+            **encoder_keys,
             "inference": {
                 **asdict(self.config),
                 "review_band": list(self.config.review_band),
@@ -453,8 +486,9 @@ class ArticleClassifier:
 def load(
     path: Path | str | None = None, *, device: str | None = None, bf16: bool | None = None
 ) -> ArticleClassifier:
-    """Load a saved classifier directory (default ``<model_dir>/gdpr-classifier``); directories of older formats load
-    the same (:func:`upgrade_config`).
+    """Load a saved classifier directory (default: ``<model_dir>/gdpr-classifier``, else the one shipped with the
+    package, :func:`compliance.runtime.classifier_dir`); directories of older formats load the same
+    (:func:`upgrade_config`).
 
     Raises:
         ModelNotFoundError: no model there (train one with ``compliance train``).
@@ -464,7 +498,7 @@ def load(
 
     from compliance.models.encoder import load_encoder
 
-    model_dir = Path(path) if path is not None else default_classifier_dir()
+    model_dir = Path(path) if path is not None else classifier_dir()
     cfg = read_config(model_dir, ARTIFACT)
     try:
         labels = [int(a) for a in cfg["labels"]]
@@ -479,7 +513,12 @@ def load(
     if inf.get("umbrellas") is not None:
         inf["umbrellas"] = tuple((int(a), tuple(int(m) for m in members)) for a, members in inf["umbrellas"])
     config = ClassifierConfig(**inf)
-    encoder = load_encoder(model_dir / cfg.get("encoder_subdir", ENCODER_SUBDIR), device=device, bf16=bf16)
+    if cfg.get("encoder_adapter") is not None:
+        encoder = _load_adapted_encoder(model_dir, cfg["encoder_adapter"], device=device, bf16=bf16)
+    else:
+        encoder = load_encoder(
+            model_dir / cfg.get("encoder_subdir", ENCODER_SUBDIR), device=device, bf16=bf16
+        )
     head = CosineHead.create(len(labels), encoder.hidden_size)
     state = load_file(str(model_dir / HEAD_FILE))
     try:
@@ -499,3 +538,40 @@ def load(
             raise ModelError(f"{model_dir}: config asks for a lexical expert but {LEXICAL_FILE} is missing")
         lexical = LexicalArticleScorer.load(model_dir)
     return ArticleClassifier(encoder, head, labels, titles, config, meta, lexical)
+
+
+def _load_adapted_encoder(
+    model_dir: Path, spec: dict[str, Any], *, device: str | None, bf16: bool | None
+) -> Encoder:
+    """The base encoder named by ``spec`` with the directory's adapters merged into its weights.
+
+    Raises:
+        ModelError: the adapter file is missing or does not fit, or the installed base encoder's weights are not
+            the ones the adapters were trained on.
+    """
+    from safetensors.torch import load_file
+
+    from compliance.artifacts import weights_sha256
+    from compliance.models.adapter import LoRAConfig, merge_into
+    from compliance.models.encoder import load_encoder
+    from compliance.runtime import resolve_model_path
+
+    if not isinstance(spec, dict):
+        raise ModelError(f"{model_dir}: config.json has an invalid encoder_adapter; {ARTIFACT.rebuild}")
+    file = model_dir / str(spec.get("file", ADAPTER_FILE))
+    if not file.is_file():
+        raise ModelError(
+            f"{model_dir}: config asks for adapters but {file.name} is missing; {ARTIFACT.rebuild}"
+        )
+    source = resolve_model_path(spec.get("base_model"))
+    expected = spec.get("base_model_sha256")
+    found = weights_sha256(source)
+    if expected and found and expected != found:
+        raise ModelError(
+            f"{model_dir}: its adapters were trained on base weights sha256 {expected[:12]}…, but {source} has "
+            f"{found[:12]}… (another version of the base encoder package?); {ARTIFACT.rebuild}"
+        )
+    encoder = load_encoder(source, device=device, bf16=bf16)
+    merge_into(encoder.model, load_file(str(file)), LoRAConfig.from_dict(spec.get("lora", {})))
+    encoder.model.eval()
+    return encoder

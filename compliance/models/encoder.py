@@ -18,7 +18,7 @@ from compliance.errors import ModelNotFoundError
 from compliance.runtime import (
     DEFAULT_BASE_MODEL,
     autocast,
-    bf16_supported,
+    bf16_enabled,
     mean_pool,
     require_torch,
     resolve_device,
@@ -94,7 +94,8 @@ def load_encoder(
     Args:
         name_or_path: HF hub id, local directory, or None for the packaged all-MiniLM-L6-v2.
         device: ``auto``/``cpu``/``cuda``/``cuda:N``; default from settings.
-        bf16: force bf16 autocast on/off; default: on where the hardware supports it.
+        bf16: force bf16 autocast on/off; default: the ``COMPLIANCE_BF16`` setting (``auto``: on where the
+            hardware supports it).
 
     Raises:
         ModelNotFoundError: the model cannot be found locally and cannot be downloaded.
@@ -117,7 +118,7 @@ def load_encoder(
     dev = resolve_device(device)
     model.to(dev)
     model.eval()
-    use_bf16 = bf16_supported(dev) if bf16 is None else bf16
+    use_bf16 = bf16_enabled(dev, bf16)
     return Encoder(
         name=str(name_or_path or DEFAULT_BASE_MODEL),
         tokenizer=tokenizer,

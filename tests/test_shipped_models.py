@@ -1,0 +1,110 @@
+"""The models shipped inside the package: intact (checksums, sizes), used in an empty home, never written to."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from compliance.artifacts import file_sha256
+
+SHIPPED = Path(str(files("compliance.shipped")))
+BREACH = "We notify the supervisory authority of a personal data breach within 72 hours."
+
+
+def _sums(folder: Path) -> dict[str, str]:
+    lines = (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    return {name: digest for digest, name in (line.split("  ", 1) for line in lines if line)}
+
+
+@pytest.mark.parametrize("name", ["gdpr-classifier", "link-decision"])
+def test_shipped_files_match_their_checksums_and_stay_small(name: str) -> None:
+    folder = SHIPPED / name
+    sums = _sums(folder)
+    files_there = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {
+        "SHA256SUMS"
+    }
+    assert set(sums) == files_there
+    for rel, digest in sums.items():
+        assert file_sha256(folder / rel) == digest, rel
+        assert (folder / rel).stat().st_size < 2 * 1024 * 1024, rel
+    assert sum((folder / rel).stat().st_size for rel in sums) < 5 * 1024 * 1024
+    cfg = json.loads((folder / "config.json").read_text())
+    assert cfg["kind"] == name and cfg["provenance"]
+
+
+def test_the_shipped_classifier_is_the_compact_form_of_the_default_recipe() -> None:
+    cfg = json.loads((SHIPPED / "gdpr-classifier" / "config.json").read_text())
+    assert cfg["format_version"] == 4
+    assert cfg["recipe"]["name"] == "r-compact" and cfg["recipe"]["teacher"] == "r"
+    assert cfg["encoder_adapter"]["type"] == "lora" and cfg["encoder_adapter"]["lora"]["rank"] == 16
+    assert len(cfg["provenance"]["training_data_sha256"]) == 64
+    assert cfg["provenance"]["teacher_weights_checksum"]
+    assert not (SHIPPED / "gdpr-classifier" / "encoder").exists()
+
+
+def test_lookup_prefers_the_home_and_honours_the_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance.runtime import classifier_dir, decision_dir, default_classifier_dir, is_shipped
+    from compliance.settings import reset_settings
+
+    assert classifier_dir() == default_classifier_dir()  # the test default: shipped models off
+    monkeypatch.setenv("COMPLIANCE_SHIPPED_MODELS", "true")
+    reset_settings()
+    assert classifier_dir() == SHIPPED / "gdpr-classifier" and is_shipped(classifier_dir())
+    assert decision_dir() == SHIPPED / "link-decision"
+    home_model = default_classifier_dir()
+    home_model.mkdir(parents=True)
+    (home_model / "config.json").write_text("{}")
+    assert classifier_dir() == home_model and not is_shipped(home_model)
+
+
+def test_empty_home_without_shipped_models_still_says_train() -> None:
+    from compliance.app.classifier import load_classifier
+    from compliance.errors import ModelNotFoundError
+
+    with pytest.raises(ModelNotFoundError, match="compliance train"):
+        load_classifier(device="cpu")
+
+
+@pytest.mark.usefixtures("shipped_models")
+def test_shipped_classifier_ranks_the_breach_article_in_an_empty_home() -> None:
+    pytest.importorskip("torch")
+    from compliance.app.classifier import load_classifier
+
+    clf = load_classifier(device="cpu")
+    assert clf.meta["path"] == str(SHIPPED / "gdpr-classifier")
+    top = [s.article for s in clf.rank([BREACH], top_k=3)[0]]
+    assert 33 in top, top
+
+
+@pytest.mark.usefixtures("shipped_models")
+def test_compliance_map_answers_in_an_empty_home() -> None:
+    pytest.importorskip("torch")
+    from click.testing import CliRunner
+
+    from compliance.cli import cli
+
+    result = CliRunner().invoke(cli, ["-q", "map", "--text", BREACH, "--top-k", "3"])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout.strip().splitlines()[-1])
+    assert 33 in [a["article"] for a in row["articles"]]
+
+
+@pytest.mark.usefixtures("shipped_models")
+def test_shipped_link_decision_loads_over_the_base_encoder() -> None:
+    pytest.importorskip("sentence_transformers")
+    from compliance.alerts.engine import load_decision_model
+
+    model = load_decision_model()
+    cfg = json.loads((SHIPPED / "link-decision" / "config.json").read_text())
+    assert model.threshold == pytest.approx(cfg["threshold"]) and model.lower < model.threshold
+    assert cfg["encoder"]["source"] == "base"
+    scores = model.score_pairs(
+        ["The controller shall notify a personal data breach to the supervisory authority."],
+        ["Notification of a personal data breach to the supervisory authority"],
+    )
+    assert scores[0] > model.lower
