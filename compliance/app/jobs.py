@@ -163,10 +163,13 @@ def _train(store: Store, params: TrainJobParams) -> dict[str, Any]:
     from compliance.app.classifier import TrainRequest, calibrate_classifier_from_reviews, train_classifier
     from compliance.runtime import default_classifier_dir
 
-    target = Path(params.model or _DEFAULT_MODEL[0] or default_classifier_dir())
+    named = params.model or _DEFAULT_MODEL[0]
+    target = Path(named) if named else default_classifier_dir()
     try:
         if params.mode == "calibrate":
-            summary = calibrate_classifier_from_reviews(target, database_url=store.url)
+            # with no model named: the home's classifier, else a recalibrated copy of the shipped one in the home
+            summary = calibrate_classifier_from_reviews(Path(named) if named else None, database_url=store.url)
+            target = Path(summary["path"])
         else:
             summary = train_classifier(
                 TrainRequest(
@@ -308,14 +311,15 @@ _DEFAULT_MODEL: list[str | None] = [None]
 
 def set_default_classifier(model: str | Path | None) -> None:
     """Make ``model`` this process's default classifier: what :func:`cached_classifier` loads for a job or a
-    ``map`` call that names none (``compliance worker --model``); None: back to ``<model_dir>/gdpr-classifier``."""
+    ``map`` call that names none (``compliance worker --model``); None: back to the default (``<model_dir>/gdpr-classifier``, else the shipped one)."""
     _DEFAULT_MODEL[0] = str(model) if model else None
 
 
 def _classifier_key(model: str | Path | None, device: str | None) -> tuple[str, str]:
-    from compliance.runtime import default_classifier_dir, resolve_device
+    from compliance.runtime import classifier_dir, resolve_device
 
-    path = Path(model or _DEFAULT_MODEL[0] or default_classifier_dir()).expanduser().resolve()
+    # the home's trained classifier when there is one, else the one shipped with the package
+    path = Path(model or _DEFAULT_MODEL[0] or classifier_dir()).expanduser().resolve()
     return str(path), str(resolve_device(device))
 
 
