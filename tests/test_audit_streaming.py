@@ -28,7 +28,7 @@ def test_length_batcher_gives_full_sorted_batches_across_sources() -> None:
     rest = list(batcher.flush())
     assert [len(b) for b in rest] == [4, 1] and len(batcher) == 0
     everything = [x for b in out + rest for x in b]
-    assert sorted(everything) == sorted("aaaaaa b ccc dd eeeee f gggg hhhhhhh ii".split())
+    assert sorted(everything) == sorted(["aaaaaa", "b", "ccc", "dd", "eeeee", "f", "gggg", "hhhhhhh", "ii"])
     assert LengthBatcher(32, length=len, pool=100).pool == 128  # a whole number of batches
     with pytest.raises(ValueError):
         LengthBatcher(0, length=len)
