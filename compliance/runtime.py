@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from compliance.errors import MissingDependencyError, ModelError, ModelNotFoundError
 
@@ -38,9 +39,12 @@ __all__ = [
     "CLASSIFIER_DIR_NAME",
     "DECISION_DIR_NAME",
     "DEFAULT_BASE_MODEL",
+    "EmbeddingSpace",
+    "LengthBatcher",
     "autocast",
     "bf16_enabled",
     "bf16_supported",
+    "chunk_token_ids",
     "classifier_dir",
     "decision_dir",
     "default_base_model_path",
@@ -277,3 +281,124 @@ def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     summed = (hidden * m).sum(dim=1)
     counts = m.sum(dim=1).clamp(min=1e-6)
     return (summed / counts).float()
+
+
+# -- embedding spaces and chunking -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class EmbeddingSpace:
+    """What decides a text's dense vectors: the encoder's weights and how its token vectors become chunk vectors.
+
+    Two encoders with the same weights and the same pooling, layer and chunking give the same vectors for the same
+    text, so vectors computed once (by the audit's classifier forward) serve every index of this space: the store
+    keeps paragraph vectors under :attr:`id`.
+
+    Attributes:
+        weights_sha256: sha256 of the encoder's weight file (:func:`compliance.artifacts.weights_sha256`).
+        pooling: ``mean`` or ``cls``.
+        layer: the hidden layer pooled (-1: the last).
+        max_length: tokens per chunk, special tokens included.
+        stride: tokens shared by consecutive chunks.
+        max_chunks: at most this many chunks per text (None: all).
+    """
+
+    weights_sha256: str
+    pooling: str = "mean"
+    layer: int = -1
+    max_length: int = 256
+    stride: int = 32
+    max_chunks: int | None = None
+
+    @property
+    def id(self) -> str:
+        """A stable 64-character id of the space (sha256 of its fields)."""
+        import hashlib
+        import json
+
+        fields = {
+            "weights_sha256": self.weights_sha256,
+            "pooling": self.pooling,
+            "layer": self.layer,
+            "max_length": self.max_length,
+            "stride": self.stride,
+            "max_chunks": self.max_chunks,
+        }
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+    def chunks(
+        self, encoded: Sequence[Sequence[int]], specials: Sequence[int]
+    ) -> tuple[list[list[int]], list[int]]:
+        """:func:`chunk_token_ids` with this space's chunking."""
+        return chunk_token_ids(encoded, specials, self.max_length, self.stride, self.max_chunks)
+
+
+def chunk_token_ids(
+    encoded: Sequence[Sequence[int]],
+    specials: Sequence[int],
+    max_length: int,
+    stride: int,
+    max_chunks: int | None = None,
+) -> tuple[list[list[int]], list[int]]:
+    """Token-id chunks of at most ``max_length`` tokens (``specials``: the ids a tokenizer wraps an empty text in,
+    the first one put before each chunk and the others after it), consecutive chunks sharing ``stride`` tokens;
+    and the owning text index of each chunk. An empty text still gets one chunk. This is the dense encoder's
+    chunking (:meth:`compliance.retrieval.encoding.TextEncoder.chunk`)."""
+    prefix, suffix = list(specials[:1]), list(specials[1:])
+    body = max(1, max_length - len(specials))
+    stride = min(stride, body - 1)
+    step = body - stride
+    chunks: list[list[int]] = []
+    owner: list[int] = []
+    for i, ids in enumerate(encoded):
+        starts = list(range(0, max(1, len(ids) - stride), step)) or [0]
+        if max_chunks is not None:
+            starts = starts[:max_chunks]
+        for s in starts:
+            chunks.append(prefix + list(ids[s : s + body]) + suffix)
+            owner.append(i)
+    return chunks, owner
+
+
+T = TypeVar("T")
+
+
+class LengthBatcher(Generic[T]):
+    """Streaming length-sorted batching across sources: items (a paragraph of any document) are added as they
+    come; whenever ``pool`` items are waiting, the shortest ones leave in full batches of ``batch_size`` sorted by
+    length, so that batches are full and pad little however the items were split into documents. Memory stays
+    bounded by ``pool`` items.
+
+    ``pool`` is a multiple of ``batch_size`` (rounded up); a larger pool pads less (items of similar length meet
+    more often) and keeps more items waiting. :meth:`flush` empties the pool at the end.
+
+    Args:
+        batch_size: items per batch.
+        pool: items waiting before batches leave (default ``8 × batch_size``).
+        length: an item's length (what batches are sorted by).
+    """
+
+    def __init__(self, batch_size: int, length: Callable[[T], int], pool: int | None = None) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.batch_size = batch_size
+        wanted = pool if pool is not None else 8 * batch_size
+        self.pool = max(batch_size, -(-wanted // batch_size) * batch_size)
+        self._length = length
+        self._items: list[T] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def add(self, items: Sequence[T]) -> Iterator[list[T]]:
+        """Add items; the full batches ready now (the shortest items waiting), shortest first."""
+        self._items.extend(items)
+        while len(self._items) >= self.pool:
+            self._items.sort(key=self._length)
+            batch, self._items = self._items[: self.batch_size], self._items[self.batch_size :]
+            yield batch
+
+    def flush(self) -> Iterator[list[T]]:
+        """Every waiting item, in length-sorted batches (the last one may be short)."""
+        self._items.sort(key=self._length)
+        items, self._items = self._items, []
+        for start in range(0, len(items), self.batch_size):
+            yield items[start : start + self.batch_size]

@@ -225,10 +225,24 @@ class LawSearch:
                 if p.text.strip() and self._is_control(p.kind, p.role)
             ]
             self._controls = sync_index(
-                self.index_dir / CONTROL_INDEX, docs, self.configs.controls, self.encoder
+                self.index_dir / CONTROL_INDEX,
+                docs,
+                self.configs.controls,
+                self.encoder,
+                stored=self._stored_vectors,
             )
             self._share_encoder(self._controls)
         return self._controls
+
+    def _stored_vectors(self, space: str, ids: Sequence[str]) -> dict[str, Any]:
+        """The chunk vectors the store keeps in ``space`` for those of the paragraphs ``ids`` that have some (the
+        audit's forward stored them): the controls index takes them instead of embedding the paragraphs again."""
+        import numpy as np
+
+        rows = self.store.paragraph_vectors(space, [int(i) for i in ids])
+        return {
+            str(pid): np.frombuffer(v.data, dtype="<f4").reshape(v.chunks, v.dim) for pid, v in rows.items()
+        }
 
     def _is_control(self, kind: str, role: str | None) -> bool:
         if role is None:  # stored before paragraph roles existed

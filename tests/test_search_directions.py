@@ -83,9 +83,9 @@ def test_indexes_are_persisted_and_updated_incrementally(
     added: list[list[str]] = []
     original = HybridRetriever.add
 
-    def spy(self: Any, docs: Any) -> None:
+    def spy(self: Any, docs: Any, *rest: Any) -> None:
         added.append([d.id for d in docs])
-        original(self, docs)
+        original(self, docs, *rest)
 
     monkeypatch.setattr(HybridRetriever, "add", spy)
     store.save_document(parse_bytes(b"Payment cards are authenticated with two factors.", "cards.txt"))

@@ -29,15 +29,22 @@ from compliance.linking.classifier_links import (
     METHOD,
     ClassifierLinkConfig,
     ParagraphLinks,
+    classifiable,
     classify_paragraphs,
 )
-from compliance.store import NewLink
+from compliance.progress import bar
+from compliance.runtime import LengthBatcher
+from compliance.store import NewLink, ParagraphVectors
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
+    from compliance.runtime import EmbeddingSpace
     from compliance.store import Store
 
-__all__ = ["AuditReport", "AuditedDocument", "audit_documents"]
+__all__ = ["AuditReport", "AuditedDocument", "audit_documents", "controls_space"]
+
+#: paragraphs waiting for the classifier, in batches: a larger pool pads less and keeps more documents waiting
+POOL_BATCHES = 8
 
 
 @dataclass
@@ -108,6 +115,7 @@ def audit_documents(
     roles: Collection[str] | None = MAPPED_ROLES,
     laws: Sequence[str] = (),
     reclassify: bool = False,
+    store_vectors: bool = True,
 ) -> AuditReport:
     """Ingest ``sources`` and link every new paragraph of a mapped role to GDPR articles.
 
@@ -126,6 +134,9 @@ def audit_documents(
             document-to-law retriever (:func:`compliance.app.law_links.link_other_laws`); ``gdpr`` is the
             classifier's and is skipped there.
         reclassify: classify every paragraph again even when this model already did (``audit --rescore``).
+        store_vectors: keep each classified paragraph's vectors in the controls index's embedding space, from
+            the classifier's own forward pass, when the index embeds with this classifier's encoder
+            (:func:`controls_space`): an alert run then embeds only the law's provisions.
 
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
@@ -167,35 +178,63 @@ def audit_documents(
     run_config["roles"] = sorted(roles) if roles is not None else None
     for name in laws:  # an unknown law fails before anything is stored
         store.law_record(name)
+    space = controls_space(classifier) if store_vectors else None
+    run_config["vectors"] = space.id if space is not None else None
     with store.run("audit", run_config, model=model_info) as run:
-        for outcome in save_sources(
-            store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error
-        ):
-            if isinstance(outcome, FileFailure):
-                failures.append(outcome)
-                continue
+        # paragraphs of many documents meet in full, length-sorted batches (LengthBatcher); a document's links
+        # are stored as soon as its last paragraph is classified
+        batcher: LengthBatcher[tuple[int, int, str]] = LengthBatcher(
+            config.batch_size, length=lambda item: len(item[2]), pool=config.batch_size * POOL_BATCHES
+        )
+        pending: dict[int, _PendingDocument] = {}
+        finished: list[tuple[int, AuditedDocument]] = []
+
+        def finish(seq: int) -> None:
+            nonlocal total_links
+            state = pending.pop(seq)
             try:
-                summary = _audit_document(
-                    store,
-                    outcome,
-                    classifier,
-                    config,
-                    provision_ids,
-                    run.id,
-                    umbrella_articles,
-                    roles,
-                    reclassify,
+                summary = _store_document(
+                    store, state, classifier, config, provision_ids, run.id, umbrella_articles, roles, space
                 )
             except StoreError as e:  # one document's transaction failed: it costs that document, not the run
-                failure = FileFailure(
-                    outcome.label, e.code, f"{outcome.label}: could not store its links: {e}"
-                )
+                label = state.outcome.label
+                failure = FileFailure(label, e.code, f"{label}: could not store its links: {e}")
                 failures.append(failure)
                 if on_error is not None:
-                    on_error(outcome.label, failure)
-                continue
+                    on_error(label, failure)
+                return
             total_links += summary.links
-            summaries.append(summary)
+            finished.append((seq, summary))
+
+        def classify(batch: list[tuple[int, int, str]], shown: Any) -> None:
+            results = classify_paragraphs(
+                classifier, [(pid, text) for _, pid, text in batch], config, space=space, progress=False
+            )
+            for (seq, _, _), result in zip(batch, results, strict=True):
+                state = pending[seq]
+                state.results.append(result)
+                if len(state.results) == state.todo:
+                    finish(seq)
+            shown.update(len(batch))
+
+        with bar(None, desc="classifying paragraphs", unit="para") as shown:
+            for seq, outcome in enumerate(
+                save_sources(store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error)
+            ):
+                if isinstance(outcome, FileFailure):
+                    failures.append(outcome)
+                    continue
+                state = _prepare_document(store, outcome, classifier, config, roles, reclassify)
+                pending[seq] = state
+                if not state.todo:
+                    finish(seq)
+                    continue
+                for batch in batcher.add([(seq, pid, text) for pid, text in state.paragraphs_todo]):
+                    classify(batch, shown)
+                state.paragraphs_todo = []
+            for batch in batcher.flush():
+                classify(batch, shown)
+        summaries.extend(summary for _, summary in sorted(finished, key=lambda item: item[0]))
         if laws:
             from compliance.app.law_links import link_other_laws
 
@@ -215,32 +254,81 @@ def audit_documents(
     return AuditReport(run.id, model_info, summaries, failures, total_links, run.number)
 
 
-def _audit_document(
+@dataclass
+class _PendingDocument:
+    """A saved document whose paragraphs wait for the classifier."""
+
+    outcome: SavedSource
+    paragraphs: list[Any]
+    paragraphs_todo: list[tuple[int, str]]
+    todo: int
+    results: list[ParagraphLinks] = field(default_factory=list)
+
+
+def _prepare_document(
     store: Store,
     outcome: SavedSource,
     classifier: ArticleClassifier,
     config: ClassifierLinkConfig,
-    provision_ids: Mapping[str, int],
-    run_id: int,
-    umbrella_articles: set[int],
     roles: Collection[str] | None,
-    reclassify: bool = False,
-) -> AuditedDocument:
-    """Classify the mapped paragraphs of one saved document that have no links from this model yet; store the
-    links."""
-    doc, saved, status = outcome.document, outcome.saved, outcome.status
+    reclassify: bool,
+) -> _PendingDocument:
+    """The mapped, long enough paragraphs of one saved document that have no links from this model yet."""
+    saved = outcome.saved
     paragraphs = list(store.iter_paragraphs(document_ids=[saved.document_id]))
     done = (
         set()
-        if reclassify
+        if reclassify or outcome.status != "unchanged"  # a new version's paragraphs are new: nothing linked
         else {
             link.paragraph_id
             for link in store.list_links(document_id=saved.document_id)
             if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
         }
     )
-    todo = [(p.id, p.text) for p in paragraphs if p.id not in done and _is_mapped(p.role, roles)]
-    results = classify_paragraphs(classifier, todo, config)
+    todo = [
+        (p.id, p.text)
+        for p in paragraphs
+        if p.id not in done and _is_mapped(p.role, roles) and classifiable(p.text, config)
+    ]
+    return _PendingDocument(outcome, paragraphs, todo, len(todo))
+
+
+def controls_space(classifier: ArticleClassifier) -> EmbeddingSpace | None:
+    """The embedding space of the controls index (:func:`compliance.retrieval.indexes.index_config`) when its
+    dense encoder is this classifier's encoder (same weights), so that the audit's forward gives the index's
+    vectors too; None when the index embeds with another model (its vectors are then computed by the index)."""
+    from compliance.artifacts import weights_sha256
+    from compliance.retrieval.encoding import default_dense_model
+    from compliance.retrieval.indexes import CONTROL_INDEX, index_config
+    from compliance.runtime import EmbeddingSpace, resolve_model_path
+
+    dense = index_config(CONTROL_INDEX).dense
+    if dense is None:
+        return None
+    source = resolve_model_path(dense.model) if dense.model else default_dense_model()
+    own = weights_sha256(Path(classifier.encoder.name))
+    if own is None or weights_sha256(Path(source)) != own:
+        return None
+    return EmbeddingSpace(own, dense.pooling, dense.layer, dense.max_length, dense.stride, dense.max_chunks)
+
+
+def _store_document(
+    store: Store,
+    state: _PendingDocument,
+    classifier: ArticleClassifier,
+    config: ClassifierLinkConfig,
+    provision_ids: Mapping[str, int],
+    run_id: int,
+    umbrella_articles: set[int],
+    roles: Collection[str] | None,
+    space: EmbeddingSpace | None,
+) -> AuditedDocument:
+    """Store the links (and the paragraph vectors) of one document whose paragraphs are all classified; its
+    summary."""
+    outcome, paragraphs = state.outcome, state.paragraphs
+    doc, saved, status = outcome.document, outcome.saved, outcome.status
+    order = {p.id: i for i, p in enumerate(paragraphs)}
+    results = sorted(state.results, key=lambda r: order.get(r.paragraph_id, 0))
     links = new_links(
         results,
         provision_ids,
@@ -250,6 +338,19 @@ def _audit_document(
     )
     # links another audit stored meanwhile (same paragraph, article, model and settings) are skipped
     stored = store.add_links(run_id, links) if links else 0
+    if space is not None:
+        vectors = [
+            ParagraphVectors(
+                r.paragraph_id,
+                int(r.vectors.shape[0]),
+                int(r.vectors.shape[1]),
+                r.vectors.astype("<f4").tobytes(),
+            )
+            for r in results
+            if r.vectors is not None and len(r.vectors)
+        ]
+        if vectors:
+            store.save_paragraph_vectors(space.id, vectors)
     text_of = {p.id: p for p in paragraphs}
     weight: defaultdict[int, float] = defaultdict(float)
     count: Counter[int] = Counter()

@@ -9,7 +9,7 @@ would fail the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,6 +34,7 @@ __all__ = [
     "ingest_documents",
     "parse_source",
     "role_embedder",
+    "role_windows",
     "save_sources",
     "source_labels",
 ]
@@ -248,6 +249,81 @@ def role_embedder() -> Embedder | None:
         return None
 
 
+#: documents whose paragraph roles are decided together (repetition across them counts: running headers,
+#: boilerplate); a batch is split into windows of about this many documents, so memory stays bounded
+ROLE_WINDOW = 100
+#: documents parsed ahead of the one being saved (a background thread; bounded)
+PARSE_AHEAD = 8
+
+
+def role_windows(total: int, window: int = ROLE_WINDOW) -> list[int]:
+    """Sizes of the windows a batch of ``total`` documents is split into: as even as possible, none larger than
+    ``window`` (so that the last window is not a lone document without others to compare its lines with)."""
+    if total <= 0:
+        return []
+    count = -(-total // max(1, window))
+    base, extra = divmod(total, count)
+    return [base + (1 if i < extra else 0) for i in range(count)]
+
+
+def _parse_ahead(
+    sources: Sequence[Path | Upload],
+    *,
+    config: SplitConfig | None,
+    relative_to: Path | None,
+    depth: int,
+) -> Generator[tuple[str, ParsedDocument | FileFailure], None, None]:
+    """Parse ``sources`` in a background thread, at most ``depth`` documents ahead of the consumer; yields
+    ``(label, parsed document or failure)`` in order. An unexpected error of the parser is raised here; closing
+    the iterator stops the thread."""
+    import queue
+    import threading
+
+    done = object()
+    results: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                results.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for source in sources:
+                label = _label(source)
+                try:
+                    item: ParsedDocument | FileFailure = parse_source(
+                        source, config=config, relative_to=relative_to
+                    )
+                except DocumentError as e:
+                    item = FileFailure(label, e.code, str(e))
+                if not put((label, item)):
+                    return
+        except BaseException as e:  # handed to the consumer, which raises it
+            put(e)
+            return
+        put(done)
+
+    thread = threading.Thread(target=work, name="compliance-parse-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = results.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
 def save_sources(
     store: Store,
     sources: Sequence[Path | Upload],
@@ -256,13 +332,18 @@ def save_sources(
     relative_to: Path | None = None,
     on_error: OnError | None = None,
     embed: Embedder | Literal["auto"] | None = "auto",
+    window: int = ROLE_WINDOW,
+    parse_ahead: int = PARSE_AHEAD,
 ) -> Iterator[SavedSource | FileFailure]:
-    """Parse every source, give the batch's paragraphs their roles, then save each document in turn: the saved
-    document, or the failure of one that could not be read.
+    """Parse every source, give the paragraphs their roles window by window, then save each document in turn:
+    the saved document, or the failure of one that could not be read.
 
-    Paragraph roles are decided over the whole batch (:func:`compliance.connectors.roles.assign_roles`: a line
-    repeated at the edge of the pages of most documents is page furniture), so every source is parsed before
-    the first is saved.
+    Documents are parsed ahead in a background thread (at most ``parse_ahead`` waiting), so that parsing overlaps
+    with what the caller does with each saved document (the audit classifies it). Paragraph roles are decided
+    over a window of documents (:func:`compliance.connectors.roles.assign_roles`: a line repeated at the edge of
+    the pages of most documents is page furniture): the batch is split into even windows of at most ``window``
+    documents (:func:`role_windows`), each parsed before its first document is saved; a batch of up to
+    ``window`` documents is one window, as before. Memory is bounded by one window.
 
     Args:
         store: an open, migrated store.
@@ -272,6 +353,8 @@ def save_sources(
         on_error: called with ``(label, failure)`` for each document that could not be read.
         embed: sentence embeddings for the role model (``"auto"``: :func:`role_embedder`; None: the role
             model's structure head).
+        window: documents whose roles are decided together.
+        parse_ahead: documents parsed ahead of the one being saved.
 
     Raises:
         StoreError: the database failed (the batch stops).
@@ -279,27 +362,33 @@ def save_sources(
     from compliance.connectors.roles import assign_roles
     from compliance.progress import bar
 
-    parsed: list[tuple[str, ParsedDocument | FileFailure]] = []
-    with bar(len(sources), desc="reading documents", unit="file") as progress:
-        for source in sources:
-            label = _label(source)
-            try:
-                parsed.append((label, parse_source(source, config=config, relative_to=relative_to)))
-            except DocumentError as e:
-                failure = FileFailure(label, e.code, str(e))
-                if on_error is not None:
-                    on_error(label, failure)
-                parsed.append((label, failure))
-            progress.update(1)
-    docs = [item for _, item in parsed if not isinstance(item, FileFailure)]
-    if docs:
-        with_roles = iter(assign_roles(docs, embed=role_embedder() if embed == "auto" else embed))
-    for label, item in parsed:
-        if isinstance(item, FileFailure):
-            yield item
-        else:
-            doc = next(with_roles)
-            yield SavedSource(label, doc, store.save_document(doc))
+    embedder: Embedder | None = None if embed == "auto" else embed
+    embedder_ready = embed != "auto"
+    parsed = _parse_ahead(sources, config=config, relative_to=relative_to, depth=parse_ahead)
+    try:
+        with bar(len(sources), desc="reading documents", unit="file") as progress:
+            for size in role_windows(len(sources), window):
+                batch: list[tuple[str, ParsedDocument | FileFailure]] = []
+                for label, item in parsed:
+                    if isinstance(item, FileFailure) and on_error is not None:
+                        on_error(label, item)
+                    batch.append((label, item))
+                    progress.update(1)
+                    if len(batch) == size:
+                        break
+                docs = [item for _, item in batch if not isinstance(item, FileFailure)]
+                if docs:
+                    if not embedder_ready:
+                        embedder, embedder_ready = role_embedder(), True
+                    with_roles = iter(assign_roles(docs, embed=embedder))
+                for label, item in batch:
+                    if isinstance(item, FileFailure):
+                        yield item
+                    else:
+                        doc = next(with_roles)
+                        yield SavedSource(label, doc, store.save_document(doc))
+    finally:
+        parsed.close()
 
 
 def ingest_documents(

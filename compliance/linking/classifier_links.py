@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compliance.errors import ConfigurationError
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier, ArticleScore
+    from compliance.runtime import EmbeddingSpace
 
-__all__ = ["ClassifierLinkConfig", "ParagraphLinks", "classify_paragraphs", "link_status"]
+__all__ = ["ClassifierLinkConfig", "ParagraphLinks", "classifiable", "classify_paragraphs", "link_status"]
 
 METHOD = "classifier"
 
@@ -50,13 +51,15 @@ class ClassifierLinkConfig:
 
 @dataclass(frozen=True)
 class ParagraphLinks:
-    """The links proposed for one paragraph."""
+    """The links proposed for one paragraph (``vectors``: its chunk vectors in the embedding space asked for,
+    from the same forward pass; None when none was asked for)."""
 
     paragraph_id: int
     ranked: tuple[ArticleScore, ...]
     linked: tuple[tuple[ArticleScore, str], ...]  # (article score, status)
     needs_review: bool
     abstained: bool
+    vectors: Any = None
 
 
 def link_status(score: float, rank: int, band: tuple[float, float]) -> str | None:
@@ -69,27 +72,47 @@ def link_status(score: float, rank: int, band: tuple[float, float]) -> str | Non
     return None
 
 
+def classifiable(text: str, config: ClassifierLinkConfig) -> bool:
+    """Whether a paragraph is long enough to be classified (``config.min_words``)."""
+    return len(text.split()) >= config.min_words
+
+
 def classify_paragraphs(
     classifier: ArticleClassifier,
     paragraphs: Sequence[tuple[int, str]],
     config: ClassifierLinkConfig,
+    *,
+    space: EmbeddingSpace | None = None,
+    progress: bool = True,
 ) -> list[ParagraphLinks]:
-    """Classify ``(paragraph_id, text)`` pairs and decide their links (paragraphs too short are skipped)."""
+    """Classify ``(paragraph_id, text)`` pairs and decide their links (paragraphs too short are skipped).
+
+    With ``space`` (the embedding space of a dense index over the same encoder), each result also carries the
+    paragraph's chunk vectors in that space, from the same forward pass (:meth:`ArticleClassifier.forward`).
+    ``progress=False`` shows no bar (the caller counts).
+    """
+    import contextlib
+
     from compliance.progress import bar
 
     band = config.review_band or classifier.config.review_band
-    todo = [(pid, text) for pid, text in paragraphs if len(text.split()) >= config.min_words]
+    todo = [(pid, text) for pid, text in paragraphs if classifiable(text, config)]
     out: list[ParagraphLinks] = []
-    with bar(len(todo), desc="classifying paragraphs", unit="para") as progress:
+    shown_bar = bar(len(todo), desc="classifying paragraphs", unit="para") if progress else None
+    with shown_bar if shown_bar is not None else contextlib.nullcontext() as shown:
         for start in range(0, len(todo), config.batch_size):
             chunk = todo[start : start + config.batch_size]
-            ranked = classifier.rank([t for _, t in chunk], top_k=config.top_k, explain=True)
-            for (pid, _), scores in zip(chunk, ranked, strict=True):
+            texts = [t for _, t in chunk]
+            result = classifier.forward(texts, space)
+            ranked = classifier.rank(texts, top_k=config.top_k, explain=True, logits=result.logits)
+            vectors: list[Any] = list(result.vectors) if result.vectors is not None else [None] * len(chunk)
+            for (pid, _), scores, vecs in zip(chunk, ranked, vectors, strict=True):
                 linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
                 abstained = not linked
                 if abstained:
                     linked = [(scores[0], "needs-review")]
                 needs_review = abstained or linked[0][1] != "proposed"
-                out.append(ParagraphLinks(pid, tuple(scores), tuple(linked), needs_review, abstained))
-            progress.update(len(chunk))
+                out.append(ParagraphLinks(pid, tuple(scores), tuple(linked), needs_review, abstained, vecs))
+            if shown is not None:
+                shown.update(len(chunk))
     return out

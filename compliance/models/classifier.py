@@ -40,12 +40,13 @@ from compliance.errors import ModelError
 from compliance.models.calibration import softmax
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
 from compliance.models.umbrella import apply_umbrellas
-from compliance.runtime import classifier_dir, length_sorted_batches
+from compliance.runtime import autocast, classifier_dir, length_sorted_batches
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
     from compliance.models.encoder import Encoder
+    from compliance.runtime import EmbeddingSpace
 
 __all__ = [
     "ARTIFACT",
@@ -53,6 +54,7 @@ __all__ = [
     "ArticleScore",
     "ClassifierConfig",
     "CosineHead",
+    "ForwardPass",
     "load",
     "upgrade_config",
 ]
@@ -180,6 +182,20 @@ class CosineHead:
         return _Head()
 
 
+@dataclass(frozen=True)
+class ForwardPass:
+    """What one encoder pass over some texts gave (:meth:`ArticleClassifier.forward`).
+
+    Attributes:
+        logits: raw article logits (texts × labels), long texts averaging their windows.
+        vectors: per text, its L2-normalised chunk vectors (chunks × dim, float32) in the embedding space asked
+            for; None when none was asked for.
+    """
+
+    logits: np.ndarray
+    vectors: list[np.ndarray] | None = None
+
+
 @dataclass
 class ArticleClassifier:
     """Encoder + cosine head + label map. Use :func:`load` to read one from disk.
@@ -205,11 +221,16 @@ class ArticleClassifier:
     # -- inference ----------------------------------------------------------------------------------------------
     def _windows(self, texts: Sequence[str]) -> tuple[list[list[int]], list[int]]:
         """Token-id windows (with special tokens) for every text, and the owning text index of each."""
+        return self._windows_of(self._token_ids(texts))
+
+    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         tok = self.encoder.tokenizer
-        prefix, suffix = _special_wrapping(tok)
+        return list(tok(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"])
+
+    def _windows_of(self, encoded: Sequence[Sequence[int]]) -> tuple[list[list[int]], list[int]]:
+        prefix, suffix = _special_wrapping(self.encoder.tokenizer)
         inner = self.config.max_length - len(prefix) - len(suffix)
         step = max(1, inner - self.config.stride)
-        encoded = tok(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
         windows: list[list[int]] = []
         owners: list[int] = []
         for i, ids in enumerate(encoded):
@@ -229,24 +250,72 @@ class ArticleClassifier:
 
     def logits(self, texts: Sequence[str]) -> np.ndarray:
         """Raw (uncalibrated) article logits, shape (len(texts), n_labels); long texts average their windows."""
+        return self.forward(texts).logits
+
+    def forward(self, texts: Sequence[str], space: EmbeddingSpace | None = None) -> ForwardPass:
+        """One encoder pass over ``texts`` that gives the raw article logits and, when ``space`` is given, each
+        text's dense chunk vectors in that embedding space: what a dense index of ``space``
+        (:class:`~compliance.retrieval.encoding.TextEncoder`) computes for the text, from the same forward.
+
+        The classifier's windows and the space's chunks are the same token windows for every text shorter than
+        both window lengths; a window both need runs once, and the few that only the space needs (chunks of a
+        longer text cut differently) run in the same batches. ``space`` must describe this classifier's encoder
+        (its weights' sha256): the caller checks that. Spaces with another pooling or layer than mean pooling of
+        the last layer give no vectors (``vectors`` None).
+        """
         import torch
+
+        from compliance.runtime import mean_pool
 
         n = len(texts)
         out = np.zeros((n, len(self.labels)), dtype=np.float64)
+        if space is not None and (space.pooling != "mean" or space.layer != -1):
+            space = None
         if n == 0:
-            return out
-        windows, owners = self._windows(texts)
-        win_logits = np.zeros((len(windows), len(self.labels)), dtype=np.float64)
-        self.encoder.model.eval()
+            return ForwardPass(out, [] if space is not None else None)
+        encoded = self._token_ids(texts)
+        windows, owners = self._windows_of(encoded)
+        rows: dict[tuple[int, ...], int] = {}
+        unique: list[list[int]] = []
+
+        def row_of(ids: list[int]) -> int:
+            key = tuple(ids)
+            at = rows.get(key)
+            if at is None:
+                at = rows[key] = len(unique)
+                unique.append(ids)
+            return at
+
+        window_rows = [row_of(w) for w in windows]
+        chunk_rows: list[int] = []
+        chunk_owner: list[int] = []
+        if space is not None:
+            specials = list(self.encoder.tokenizer("", add_special_tokens=True)["input_ids"])
+            chunks, chunk_owner = space.chunks(encoded, specials)
+            chunk_rows = [row_of(c) for c in chunks]
+        row_logits = np.zeros((len(unique), len(self.labels)), dtype=np.float64)
+        row_vecs = np.zeros((len(unique), self.encoder.hidden_size), dtype=np.float32) if space else None
+        enc = self.encoder
+        enc.model.eval()
         self.head.eval()
         with torch.inference_mode():
-            for idx, ids, mask in self.window_batches(windows):
-                batch = {"input_ids": ids, "attention_mask": mask}
-                win_logits[idx] = self.head(self.encoder.pooled(batch)).float().cpu().numpy()
+            for idx, ids, mask in self.window_batches(unique):
+                with autocast(enc.device, enc.use_bf16):
+                    hidden = enc.model(input_ids=ids, attention_mask=mask).last_hidden_state
+                row_logits[idx] = self.head(mean_pool(hidden, mask)).float().cpu().numpy()
+                if row_vecs is not None:
+                    vec = torch.nn.functional.normalize(mean_pool(hidden.float(), mask), dim=-1)
+                    row_vecs[idx] = vec.cpu().numpy()
         counts = np.zeros(n)
-        np.add.at(out, owners, win_logits)
+        np.add.at(out, owners, row_logits[window_rows])
         np.add.at(counts, owners, 1.0)
-        return out / counts[:, None]
+        vectors: list[np.ndarray] | None = None
+        if row_vecs is not None:
+            per_text: list[list[int]] = [[] for _ in range(n)]
+            for r, i in zip(chunk_rows, chunk_owner, strict=True):
+                per_text[i].append(r)
+            vectors = [row_vecs[r] for r in per_text]
+        return ForwardPass(out / counts[:, None], vectors)
 
     @property
     def uses_lexical(self) -> bool:
@@ -340,11 +409,18 @@ class ArticleClassifier:
         return softmax(z) if changed else probs
 
     def rank(
-        self, texts: Sequence[str], top_k: int = 10, *, explain: bool = False
+        self,
+        texts: Sequence[str],
+        top_k: int = 10,
+        *,
+        explain: bool = False,
+        logits: np.ndarray | None = None,
     ) -> list[list[ArticleScore]]:
         """The ``top_k`` articles of every text, best first, with calibrated scores (``explain``: with each
-        expert's probability and the shared terms)."""
-        logits = self.logits(texts)
+        expert's probability and the shared terms). ``logits``: the texts' raw logits when a :meth:`forward`
+        already computed them."""
+        if logits is None:
+            logits = self.logits(texts)
         lexical = self.lexical_log_probs(texts)
         probs, from_members = self._score(logits, lexical_log_probs=lexical)
         k = max(1, min(top_k, len(self.labels)))

@@ -10,7 +10,7 @@ over its chunks (passage → document max-pooling). The query is one normalised 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,10 @@ from compliance.retrieval.config import DenseConfig
 from compliance.retrieval.passages import max_pool
 from compliance.retrieval.types import Document, Hit
 
-__all__ = ["ARTIFACT", "DenseIndex"]
+__all__ = ["ARTIFACT", "DenseIndex", "StoredVectors"]
+
+#: ``(embedding space id, document ids) -> {id: chunk vectors (chunks, dim)}`` for the documents that have some
+StoredVectors = Callable[[str, Sequence[str]], Mapping[str, np.ndarray]]
 
 #: The dense index's artifact kind (see :mod:`compliance.artifacts`).
 ARTIFACT = index_spec("dense", "dense index")
@@ -65,24 +68,55 @@ class DenseIndex:
     # -- building and updating ------------------------------------------------------------------------------
     @classmethod
     def build(
-        cls, docs: Sequence[Document], config: DenseConfig | None = None, encoder: Any = None
+        cls,
+        docs: Sequence[Document],
+        config: DenseConfig | None = None,
+        encoder: Any = None,
+        stored: StoredVectors | None = None,
     ) -> DenseIndex:
         index = cls(config, encoder)
-        index.add(docs)
+        index.add(docs, stored)
         return index
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def add(self, docs: Sequence[Document]) -> None:
-        """Embed and add new documents; a known id with a changed text is re-embedded, unchanged ones skipped."""
+    def add(self, docs: Sequence[Document], stored: StoredVectors | None = None) -> None:
+        """Embed and add new documents; a known id with a changed text is re-embedded, unchanged ones skipped.
+
+        ``stored(space_id, ids)`` gives the chunk vectors already computed for some of the documents in this
+        index's embedding space (the audit's classifier forward stores them): those are taken as they are and only
+        the others are embedded.
+        """
         changed = [d for d in docs if self._hashes.get(d.id) != text_hash(d.text)]
         if len({d.id for d in changed}) != len(changed):
             raise RetrievalError("duplicate document ids in one add()")
         self.remove([d.id for d in changed if d.id in self._pos])
         if not changed:
             return
-        vecs, owner = self.encoder.encode_chunks([d.text for d in changed])
+        known: Mapping[str, np.ndarray] = {}
+        if stored is not None:
+            space = self.encoder.space()
+            if space is not None:
+                known = stored(space.id, [d.id for d in changed])
+        todo = [d for d in changed if d.id not in known]
+        fresh, fresh_owner = self.encoder.encode_chunks([d.text for d in todo]) if todo else (None, None)
+        if known:
+            at = {d.id: i for i, d in enumerate(todo)}
+            parts: list[np.ndarray] = []
+            owners: list[np.ndarray] = []
+            for i, d in enumerate(changed):
+                if d.id in known:
+                    rows = np.asarray(known[d.id], dtype=np.float32).reshape(-1, self.encoder.dim)
+                else:
+                    assert fresh is not None and fresh_owner is not None
+                    rows = fresh[fresh_owner == at[d.id]]
+                parts.append(rows)
+                owners.append(np.full(len(rows), i, dtype=np.int64))
+            vecs, owner = np.concatenate(parts), np.concatenate(owners)
+        else:
+            assert fresh is not None and fresh_owner is not None
+            vecs, owner = fresh, fresh_owner
         offset = len(self.ids)
         self.vectors = vecs if self.vectors.size == 0 else np.concatenate([self.vectors, vecs])
         self.owner = np.concatenate([self.owner, owner + offset])

@@ -18,7 +18,9 @@ import numpy as np
 from compliance.artifacts import WEIGHT_FILES, weights_sha256
 from compliance.retrieval.config import DenseConfig
 from compliance.runtime import (
+    EmbeddingSpace,
     autocast,
+    chunk_token_ids,
     default_base_model_path,
     default_classifier_dir,
     length_sorted_batches,
@@ -80,26 +82,22 @@ class TextEncoder:
         """Encoder identity plus the encoding parameters (stored in index configs)."""
         return {**model_identity(self.source), **self.config.model_dump(exclude={"batch_size"})}
 
+    def space(self) -> EmbeddingSpace | None:
+        """The embedding space of this encoder's vectors (None for a hub model: no weight file to identify it)."""
+        weights = weights_sha256(Path(self.source))
+        if weights is None:
+            return None
+        cfg = self.config
+        return EmbeddingSpace(weights, cfg.pooling, cfg.layer, cfg.max_length, cfg.stride, cfg.max_chunks)
+
     def chunk(self, texts: Sequence[str]) -> tuple[list[list[int]], np.ndarray]:
         """Token-id windows of ``max_length`` (special tokens included) with ``stride`` overlap, and the owner
-        text of each window. An empty text still gets one window."""
+        text of each window (:func:`compliance.runtime.chunk_token_ids`). An empty text still gets one window."""
         cfg = self.config
         tok = self.tokenizer
         specials = list(tok("", add_special_tokens=True)["input_ids"])
-        prefix, suffix = specials[:1], specials[1:]
-        body = max(1, cfg.max_length - len(specials))
-        stride = min(cfg.stride, body - 1)
-        step = body - stride
         encoded = tok(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
-        chunks: list[list[int]] = []
-        owner: list[int] = []
-        for i, ids in enumerate(encoded):
-            starts = list(range(0, max(1, len(ids) - stride), step)) or [0]
-            if cfg.max_chunks is not None:
-                starts = starts[: cfg.max_chunks]
-            for s in starts:
-                chunks.append(prefix + list(ids[s : s + body]) + suffix)
-                owner.append(i)
+        chunks, owner = chunk_token_ids(encoded, specials, cfg.max_length, cfg.stride, cfg.max_chunks)
         return chunks, np.asarray(owner, dtype=np.int64)
 
     def encode_chunks(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

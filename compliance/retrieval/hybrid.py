@@ -23,7 +23,7 @@ from compliance.errors import RetrievalError
 from compliance.retrieval.bm25 import BM25Index
 from compliance.retrieval.config import DenseConfig, RetrievalConfig
 from compliance.retrieval.datefilter import date_mask
-from compliance.retrieval.dense import DenseIndex
+from compliance.retrieval.dense import DenseIndex, StoredVectors
 from compliance.retrieval.fusion import linear_fusion, minmax, rrf_fusion
 from compliance.retrieval.types import Document, Hit
 from compliance.text import split_passages
@@ -73,8 +73,9 @@ class HybridRetriever:
         config: RetrievalConfig | None = None,
         encoder: Any = None,
         reranker: Any = None,
+        stored: StoredVectors | None = None,
     ) -> HybridRetriever:
-        """Index ``docs`` with the stages ``config`` needs.
+        """Index ``docs`` with the stages ``config`` needs (dense vectors already computed come from ``stored``).
 
         Args:
             docs: the collection (unique ids).
@@ -88,7 +89,7 @@ class HybridRetriever:
         bm25 = BM25Index.build(docs, config.bm25, config.tokenizer) if cls.needs_bm25(config) else None
         dense = None
         if cls.needs_dense(config):
-            dense = DenseIndex.build(docs, config.dense or DenseConfig(), encoder=encoder)
+            dense = DenseIndex.build(docs, config.dense or DenseConfig(), encoder=encoder, stored=stored)
         return cls(config, docs, bm25, dense, reranker)
 
     def _sync(self) -> None:
@@ -113,11 +114,13 @@ class HybridRetriever:
         return corpus_checksum({i: text_hash(d.text) for i, d in self.documents.items()})
 
     # -- updates --------------------------------------------------------------------------------------------
-    def add(self, docs: Sequence[Document]) -> None:
-        """Add or replace documents; unchanged documents cost nothing, others are embedded alone."""
-        for index in (self.bm25, self.dense):
-            if index is not None:
-                index.add(docs)
+    def add(self, docs: Sequence[Document], stored: StoredVectors | None = None) -> None:
+        """Add or replace documents; unchanged documents cost nothing, others are embedded alone (or their
+        vectors taken from ``stored``: :meth:`DenseIndex.add <compliance.retrieval.dense.DenseIndex.add>`)."""
+        if self.bm25 is not None:
+            self.bm25.add(docs)
+        if self.dense is not None:
+            self.dense.add(docs, stored)
         for d in docs:
             self.documents[d.id] = d
         self._rebuild_order()

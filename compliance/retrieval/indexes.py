@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from compliance.errors import ConfigurationError, RetrievalError
 from compliance.retrieval.config import BM25Config, DenseConfig, FusionConfig, RetrievalConfig
+from compliance.retrieval.dense import StoredVectors
 from compliance.retrieval.hybrid import HybridRetriever
 from compliance.retrieval.types import Document
 
@@ -141,13 +142,18 @@ def index_path(name: str, index_dir: str | Path | None = None) -> Path:
 
 
 def sync_index(
-    path: Path, docs: Sequence[Document], config: RetrievalConfig, encoder: Any = None
+    path: Path,
+    docs: Sequence[Document],
+    config: RetrievalConfig,
+    encoder: Any = None,
+    stored: StoredVectors | None = None,
 ) -> HybridRetriever:
     """Load the index at ``path`` and bring it in line with ``docs``; build it when absent or stale.
 
     Only new or changed documents are indexed again; removed ones are deleted. The index is saved when it
     changed. A different stored configuration, or an index that cannot be loaded (missing files, an old or newer
-    format), triggers a full rebuild.
+    format), triggers a full rebuild. Documents whose dense vectors ``stored`` has (in the index's embedding space)
+    are not embedded again.
     """
     retriever: HybridRetriever | None = None
     if (path / "config.json").is_file():
@@ -160,7 +166,7 @@ def sync_index(
             logger.info("index %s was built with another configuration; rebuilding", path)
             retriever = None
     if retriever is None:
-        retriever = HybridRetriever.build(list(docs), config, encoder=encoder)
+        retriever = HybridRetriever.build(list(docs), config, encoder=encoder, stored=stored)
         if docs:
             retriever.save(path)
         return retriever
@@ -171,7 +177,10 @@ def sync_index(
     if stale:
         retriever.remove(stale)
     if fresh:
-        retriever.add(fresh)
+        if stored is not None and retriever.dense is not None:
+            retriever.add(fresh, stored)
+        else:
+            retriever.add(fresh)
     if stale or fresh:
         logger.info("index %s: %d removed/changed, %d added", path, len(stale), len(fresh))
         retriever.save(path)

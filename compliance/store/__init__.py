@@ -71,6 +71,10 @@ Jobs
     ``claim_job_item(item_id, worker, lease_s) -> JobClaim``, ``renew_job_item(item_id, claim, lease_s)``,
     ``finish_job_item(item_id, claim, status, result, error)``, ``finish_job_if_done(job_id)``,
     ``requeue_stale_job_items()``, ``unfinished_job_items()``, ``set_job_notification(job_id, notification)``.
+Paragraph vectors (migration 0006)
+    ``save_paragraph_vectors(space, [ParagraphVectors(paragraph_id, chunks, dim, data), ...]) -> int`` (once per
+    paragraph and embedding space), ``paragraph_vectors(space, paragraph_ids) -> dict[int, ParagraphVectors]``,
+    ``vector_spaces() -> dict[str, int]``: the audit's encoder vectors, reused by the controls index.
 Audit log
     ``log(action, actor=None, target_type=None, target_id=None, details=None)``, ``list_audit(*, action=None,
     target_type=None, target_id=None, limit=None, offset=0) -> list[AuditEntry]`` (newest first).
@@ -106,6 +110,7 @@ if TYPE_CHECKING:
         NewAlert,
         NewJobItem,
         NewLink,
+        ParagraphVectors,
         ReviewRecord,
         RunRecord,
         SavedDocument,
@@ -133,6 +138,7 @@ __all__ = [
     "NewJobItem",
     "NewLink",
     "NewReview",
+    "ParagraphVectors",
     "ReviewRecord",
     "RunRecord",
     "SavedDocument",

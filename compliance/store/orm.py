@@ -164,6 +164,24 @@ class ParagraphRow(Base):
     text_sha256: Mapped[str] = mapped_column(String(64), index=True)
 
 
+class ParagraphVectorRow(Base):
+    """A paragraph's encoder vectors in one embedding space (migration 0006): the L2-normalised chunk vectors the
+    controls index would compute for it, kept so that no later process embeds the paragraph again.
+
+    ``space`` identifies the embedding space (encoder weights, pooling, layer, chunking:
+    :func:`compliance.runtime.embedding_space_id`); ``vectors`` holds ``chunks × dim`` little-endian float32."""
+
+    __tablename__ = "paragraph_vectors"
+
+    paragraph_id: Mapped[int] = mapped_column(
+        ForeignKey("paragraphs.id", ondelete="CASCADE"), primary_key=True
+    )
+    space: Mapped[str] = mapped_column(String(64), primary_key=True, index=True)
+    chunks: Mapped[int] = mapped_column(Integer)
+    dim: Mapped[int] = mapped_column(Integer)
+    vectors: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 # -- laws --------------------------------------------------------------------------------------------------------
 class LawRow(Base):
     """One version of a law: unique per (identifier, checksum of the source bytes)."""

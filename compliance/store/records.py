@@ -322,6 +322,17 @@ class AlertRecord(_Record):
     acknowledgements: tuple[AcknowledgementRecord, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class ParagraphVectors(_Record):
+    """A paragraph's encoder vectors in one embedding space: ``chunks`` rows of ``dim`` float32 values
+    (little-endian bytes in ``data``; ``numpy.frombuffer(data, "<f4").reshape(chunks, dim)``)."""
+
+    paragraph_id: int
+    chunks: int
+    dim: int
+    data: bytes
+
+
 # -- service: API tokens and jobs -------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class TokenRecord(_Record):
@@ -428,6 +439,7 @@ __all__ = [
     "NewAlert",
     "NewJobItem",
     "NewLink",
+    "ParagraphVectors",
     "ReviewRecord",
     "RunRecord",
     "SavedDocument",

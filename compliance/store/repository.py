@@ -7,7 +7,7 @@ nothing, and every mutation writes its ``audit_log`` row inside that same transa
 ``Store`` is assembled from one part per concept: :mod:`~compliance.store.base` (engine, sessions, schema,
 audit log), :mod:`~compliance.store.laws`, :mod:`~compliance.store.documents`, :mod:`~compliance.store.runs`,
 :mod:`~compliance.store.links`, :mod:`~compliance.store.link_history` (current links, review batches,
-manual links), :mod:`~compliance.store.alerts`, :mod:`~compliance.store.tokens` and :mod:`~compliance.store.jobs`.
+manual links), :mod:`~compliance.store.alerts`, :mod:`~compliance.store.tokens`, :mod:`~compliance.store.jobs` and :mod:`~compliance.store.vectors`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,19 @@ from compliance.store.link_history import LinkHistoryMixin
 from compliance.store.links import LinksMixin
 from compliance.store.runs import RunsMixin
 from compliance.store.tokens import TokensMixin
+from compliance.store.vectors import VectorsMixin
 
 
 class Store(
-    LawsMixin, DocumentsMixin, RunsMixin, LinksMixin, LinkHistoryMixin, AlertsMixin, TokensMixin, JobsMixin
+    LawsMixin,
+    DocumentsMixin,
+    RunsMixin,
+    LinksMixin,
+    LinkHistoryMixin,
+    AlertsMixin,
+    TokensMixin,
+    JobsMixin,
+    VectorsMixin,
 ):
     """Access to the compliance database.
 

@@ -1,0 +1,373 @@
+"""Audit at the speed of the encoder (issue 12): end-to-end audit throughput against the bare encoder forward on
+the same paragraphs, in the same process and precision; peak memory of a large audit; an alert search for a new
+act over 100,000 stored paragraphs whose vectors are already in the store.
+
+    python -m bench.audit_throughput --model DIR                     # ratio (fp32, bf16) on >= 1,000 paragraphs
+    python -m bench.audit_throughput --model DIR --rss 10000         # + peak RSS of a 10,000-paragraph audit
+    python -m bench.audit_throughput --model DIR --alerts 100000     # + alert search over 100,000 stored vectors
+
+``DIR`` is a trained classifier directory (``compliance train --recipe r-fast --out DIR``); default: the one at
+the default location. The corpus: the sample policies in ``examples/`` (parsed once) written as Markdown
+documents, replicated until it holds ``--paragraphs`` paragraphs; each copy's paragraphs end with a short
+reference (``Ref k-j.``) so that no two paragraphs are the same text.
+
+* **ratio** = bare forward seconds / audit seconds (target >= 0.9). The audit: ``app.audit_documents`` into a
+  fresh SQLite store (parse, roles, store, classify with the lexical expert and evidence, store links and
+  vectors), the GDPR already installed and the model loaded (both reported apart). The bare forward: the encoder
+  forward alone over the classifier's windows of the paragraphs the audit classified, pre-tokenised, in
+  length-sorted batches of the classifier's batch size (what ``bench.classification`` calls bare).
+* **rss**: ``ru_maxrss`` of a child process that loads the model and audits ``--rss`` paragraphs.
+* **alerts**: ``--alerts`` synthetic paragraphs stored with synthetic unit vectors in the controls index's
+  embedding space (no encoder pass over them: that is the point), then NIS2 (``../shared/data/laws/eu/
+  nis2.json``) as a new act: the controls index built from the store (BM25 + the stored vectors) and the alert
+  run's candidate searches (every article, top 20, and the whole act, top 50). The link-decision scoring of the
+  candidates is not included (it needs a trained link-decision model).
+
+``run()`` returns the figures as a dict (``python -m bench``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+#: CPU seconds (all threads of this process) of the last audit and bare forward: steadier than wall time when
+#: other jobs share the machine
+_CPU: dict[str, float] = {}
+
+
+def _cpu_now() -> float:
+    """CPU seconds of this process (all threads) and of its finished children (the parse sandbox)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _setup_home(model: Path, home: Path) -> None:
+    """A fresh COMPLIANCE_HOME whose default classifier is ``model`` (the controls index then embeds with its
+    encoder, so the audit's vectors are the index's)."""
+    os.environ["COMPLIANCE_HOME"] = str(home)
+    models = home / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    link = models / "gdpr-classifier"
+    if not link.exists():
+        link.symlink_to(model.resolve())
+    os.environ["COMPLIANCE_MODEL_DIR"] = str(models)
+    from compliance.settings import reset_settings
+
+    reset_settings()
+
+
+def write_corpus(folder: Path, paragraphs: int) -> int:
+    """The sample policies as Markdown documents, replicated to at least ``paragraphs`` paragraphs; returns the
+    number of paragraphs written (headings included)."""
+    from compliance.connectors import parse_path
+
+    docs = [parse_path(p) for p in sorted((ROOT / "examples").iterdir()) if p.is_file()]
+    folder.mkdir(parents=True, exist_ok=True)
+    written = 0
+    copy = 0
+    while written < paragraphs:
+        for d, doc in enumerate(docs):
+            lines = [f"# {doc.title or 'Policy'} {copy}"]
+            for j, p in enumerate(doc.paragraphs):
+                if p.kind == "heading":
+                    lines.append(f"## {p.text}")
+                else:
+                    lines.append(f"{p.text} Ref {copy}-{j}.")
+            (folder / f"policy-{copy:04d}-{d}.md").write_text("\n\n".join(lines) + "\n", encoding="utf-8")
+            written += len(lines)
+        copy += 1
+    return written
+
+
+def _bare_forward(clf: Any, texts: list[str]) -> float:
+    """Seconds of the encoder forward alone over the classifier's windows of ``texts`` (pre-tokenised)."""
+    import torch
+
+    windows, _ = clf._windows(texts)
+    batches = [{"input_ids": ids, "attention_mask": mask} for _, ids, mask in clf.window_batches(windows)]
+    t0, c0 = time.perf_counter(), _cpu_now()
+    with torch.inference_mode():
+        for b in batches:
+            clf.encoder.pooled(b)
+    _CPU["bare"] = _cpu_now() - c0
+    return time.perf_counter() - t0
+
+
+def _audit(clf: Any, corpus: Path, db: Path, *, store_vectors: bool = True) -> tuple[float, Any, list[str]]:
+    """Seconds of one audit of ``corpus`` into a fresh store (GDPR installed before the clock starts); the report
+    and the texts of the paragraphs it classified."""
+    from compliance.app import audit_documents
+    from compliance.rules import load_pack_law
+    from compliance.store import Store
+
+    store = Store(f"sqlite:///{db}")
+    store.upgrade()
+    store.save_law(load_pack_law("gdpr"))
+    t0, c0 = time.perf_counter(), _cpu_now()
+    report = audit_documents(store, [corpus], clf, store_vectors=store_vectors)
+    seconds = time.perf_counter() - t0
+    _CPU["audit"] = _cpu_now() - c0
+    run_id = report.run_id
+    ids = {link["paragraph_id"] for link in store.export_links(run_id)}
+    texts = [p.text for p in store.iter_paragraphs() if p.id in ids]
+    store.dispose()
+    return seconds, report, texts
+
+
+def ratio(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
+    """Audit vs bare forward, fp32 and bf16, same process, same texts."""
+    import torch
+
+    from compliance.models.classifier import load
+    from compliance.runtime import bf16_supported
+
+    work = Path(tempfile.mkdtemp(prefix="bench-audit-"))
+    _setup_home(model, work / "home")
+    corpus = work / "corpus"
+    written = write_corpus(corpus, paragraphs)
+    t0 = time.perf_counter()
+    clf = load(model, device="cpu")
+    load_s = time.perf_counter() - t0
+    out: dict[str, Any] = {
+        "paragraphs_written": written,
+        "documents": len(list(corpus.iterdir())),
+        "model_load_s": round(load_s, 2),
+        "torch_threads": torch.get_num_threads(),
+        "cpu_bf16_native": bf16_supported(clf.encoder.device),
+        "runs": [],
+    }
+    n = 0
+    for bf16 in (False, True):
+        clf.encoder.use_bf16 = bf16
+        clf.predict_proba(["warm up the encoder and the lexical expert"] * 8)
+        audits: list[float] = []
+        bares: list[float] = []
+        cpu_ratios: list[float] = []
+        classified = 0
+        vectors = 0
+        for _ in range(repeats):
+            n += 1
+            seconds, report, texts = _audit(clf, corpus, work / f"audit-{n}.db")
+            audits.append(seconds)
+            bares.append(_bare_forward(clf, texts))
+            cpu_ratios.append(_CPU["bare"] / _CPU["audit"])
+            classified = sum(d.classified for d in report.documents)
+            vectors = len(texts)
+        audit_s, bare_s = statistics.median(audits), statistics.median(bares)
+        out["runs"].append(
+            {
+                "precision": "bf16-autocast" if bf16 else "fp32",
+                "paragraphs_classified": classified,
+                "paragraphs_linked": vectors,
+                "audit_s": round(audit_s, 2),
+                "bare_forward_s": round(bare_s, 2),
+                "audit_paragraphs_per_s": round(classified / audit_s, 1),
+                "bare_paragraphs_per_s": round(classified / bare_s, 1),
+                "ratio": round(bare_s / audit_s, 3),
+                "ratio_each_run": [round(b / a, 3) for a, b in zip(audits, bares, strict=True)],
+                "cpu_time_ratio": round(statistics.median(cpu_ratios), 3),
+                "repeats": repeats,
+            }
+        )
+    # the same audit without storing vectors: what the second use costs
+    clf.encoder.use_bf16 = bf16_supported(clf.encoder.device)
+    seconds, _, _ = _audit(clf, corpus, work / "novec.db", store_vectors=False)
+    out["bf16_audit_without_vectors_s"] = round(seconds, 2)
+    return out
+
+
+def rss(model: Path, paragraphs: int) -> dict[str, Any]:
+    """Peak RSS of a child process that loads the model and audits ``paragraphs`` paragraphs."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.audit_throughput",
+            "--model",
+            str(model),
+            "--child-rss",
+            str(paragraphs),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    child = json.loads(proc.stdout.strip().splitlines()[-1])
+    child["wall_s"] = round(time.perf_counter() - t0, 1)
+    return child
+
+
+def _child_rss(model: Path, paragraphs: int) -> dict[str, Any]:
+    from compliance.models.classifier import load
+
+    work = Path(tempfile.mkdtemp(prefix="bench-rss-"))
+    _setup_home(model, work / "home")
+    written = write_corpus(work / "corpus", paragraphs)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    clf = load(model, device="cpu")
+    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    seconds, report, _ = _audit(clf, work / "corpus", work / "rss.db")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "paragraphs_written": written,
+        "paragraphs_classified": sum(d.classified for d in report.documents),
+        "documents": len(report.documents),
+        "audit_s": round(seconds, 1),
+        "rss_before_model_mb": round(before / 1024, 1),
+        "rss_after_model_load_mb": round(loaded / 1024, 1),
+        "peak_rss_mb": round(peak / 1024, 1),
+    }
+
+
+def alerts(model: Path, paragraphs: int, seed: int = 0) -> dict[str, Any]:
+    """NIS2 as a new act over ``paragraphs`` stored paragraphs with stored vectors: controls index from the store
+    and the alert run's candidate searches."""
+    import numpy as np
+
+    from compliance.alerts.engine import changed_provisions
+    from compliance.connectors.document import Paragraph, ParsedDocument
+    from compliance.retrieval.encoding import TextEncoder
+    from compliance.retrieval.indexes import CONTROL_INDEX, index_config
+    from compliance.rules import load_law_file
+    from compliance.search import LawSearch, law_query_text
+    from compliance.store import ParagraphVectors, Store
+
+    work = Path(tempfile.mkdtemp(prefix="bench-alerts-"))
+    _setup_home(model, work / "home")
+    store = Store(f"sqlite:///{work / 'alerts.db'}")
+    store.upgrade()
+    from bench.retrieval_alerts import synthetic_paragraphs
+
+    texts = synthetic_paragraphs(paragraphs, seed)
+    encoder = TextEncoder(index_config(CONTROL_INDEX).dense)
+    space = encoder.space()
+    assert space is not None
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    per_doc = 100
+    for start in range(0, len(texts), per_doc):
+        chunk = texts[start : start + per_doc]
+        body, paras, at = [], [], 0
+        for j, t in enumerate(chunk):
+            paras.append(Paragraph(j, t, at, at + len(t), role="statement"))
+            body.append(t)
+            at += len(t) + 2
+        doc = ParsedDocument(
+            f"synthetic-{start // per_doc:05d}.txt",
+            "text/plain",
+            f"{start:064d}",
+            "",
+            "\n\n".join(body),
+            tuple(paras),
+        )
+        saved = store.save_document(doc)
+        ids = [p.id for p in store.iter_paragraphs(document_ids=[saved.document_id])]
+        vecs = rng.standard_normal((len(ids), encoder.dim)).astype("<f4")
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        store.save_paragraph_vectors(
+            space.id,
+            [ParagraphVectors(i, 1, encoder.dim, v.tobytes()) for i, v in zip(ids, vecs, strict=True)],
+        )
+    fill_s = time.perf_counter() - t0
+    law = load_law_file(ROOT.parent / "shared" / "data" / "laws" / "eu" / "nis2.json")
+    store.save_law(law)
+    keys = changed_provisions(law, None, ("article", "recital"))  # a new act: every article and recital
+    queries = [f"{law.get(k).title or ''}\n{law.text_of(k)}".strip() for k in keys]
+    whole = law_query_text(law, keys)
+    embedded: list[int] = []
+    original = TextEncoder.encode_chunks
+
+    def counting(self: Any, batch: Any) -> Any:
+        embedded.append(len(batch))
+        return original(self, batch)
+
+    TextEncoder.encode_chunks = counting  # type: ignore[method-assign]
+    try:
+        search = LawSearch(store, index_dir=work / "idx", encoder=encoder)
+        t0 = time.perf_counter()
+        index = search.controls_index()
+        build_s = time.perf_counter() - t0
+        controls_embedded = sum(embedded)
+        t0 = time.perf_counter()
+        index.search_many(queries, k=20)  # what alerts.engine._decide runs
+        index.search(whole, k=50)
+        search_s = time.perf_counter() - t0
+    finally:
+        TextEncoder.encode_chunks = original  # type: ignore[method-assign]
+    t0 = time.perf_counter()
+    chunks, _ = encoder.encode_chunks([*queries, whole])
+    encode_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    LawSearch(store, index_dir=work / "idx", encoder=encoder).controls_index()  # the next run: from disk
+    load_s = time.perf_counter() - t0
+    return {
+        "paragraphs": paragraphs,
+        "store_fill_s": round(fill_s, 1),
+        "controls_index_from_store_s": round(build_s, 2),
+        "control_texts_embedded": controls_embedded,
+        "queries": len(queries) + 1,
+        "query_texts_embedded": sum(embedded) - controls_embedded,
+        "query_chunks": len(chunks),
+        "candidate_searches_s": round(search_s, 2),
+        "of_which_query_encoding_s": round(encode_s, 2),
+        "alert_retrieval_total_s": round(build_s + search_s, 2),
+        "store_side_s": round(build_s + search_s - encode_s, 2),
+        "controls_index_load_next_run_s": round(load_s, 2),
+        "target_s": 10.0,
+    }
+
+
+def run() -> dict[str, Any]:
+    """``python -m bench`` entry: the ratio on the default classifier (BENCH_N paragraphs, default 1,000)."""
+    from compliance.runtime import default_classifier_dir
+
+    model = Path(os.environ.get("BENCH_MODEL", str(default_classifier_dir())))
+    return ratio(model, int(os.environ.get("BENCH_N", "1000")), int(os.environ.get("BENCH_REPEATS", "1")))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, default=None)
+    parser.add_argument("--paragraphs", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--no-ratio", action="store_true")
+    parser.add_argument("--rss", type=int, default=0)
+    parser.add_argument("--alerts", type=int, default=0)
+    parser.add_argument("--child-rss", type=int, default=0)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from compliance.runtime import default_classifier_dir
+
+    model = args.model or default_classifier_dir()
+    if args.child_rss:
+        print(json.dumps(_child_rss(model, args.child_rss)))
+        return 0
+    out: dict[str, Any] = {"cpu_flags_bf16": "avx512_bf16" in Path("/proc/cpuinfo").read_text()}
+    if not args.no_ratio:
+        out["ratio"] = ratio(model, args.paragraphs, args.repeats)
+        print(json.dumps(out, indent=2), flush=True)
+    if args.rss:
+        out["rss"] = rss(model, args.rss)
+        print(json.dumps(out, indent=2), flush=True)
+    if args.alerts:
+        out["alerts"] = alerts(model, args.alerts)
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

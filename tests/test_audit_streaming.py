@@ -1,0 +1,143 @@
+"""The audit's streaming (issue 12): documents parsed ahead in a bounded thread, roles decided per window of
+documents, paragraphs of many documents classified in full length-sorted batches, paragraph vectors in the
+store."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from compliance.app.ingest import role_windows, save_sources
+from compliance.runtime import LengthBatcher
+
+
+def test_length_batcher_gives_full_sorted_batches_across_sources() -> None:
+    batcher: LengthBatcher[str] = LengthBatcher(4, length=len, pool=8)
+    assert batcher.pool == 8
+    out: list[list[str]] = []
+    # three "documents" of 3 paragraphs each: no batch waits for one document
+    for doc in (["aaaaaa", "b", "ccc"], ["dd", "eeeee", "f"], ["gggg", "hhhhhhh", "ii"]):
+        out.extend(batcher.add(doc))
+    assert [len(b) for b in out] == [4]  # 9 waiting >= 8: the 4 shortest leave, 5 wait
+    assert out[0] == sorted(out[0], key=len) and {len(x) for x in out[0]} == {1, 2}
+    assert len(batcher) == 5
+    rest = list(batcher.flush())
+    assert [len(b) for b in rest] == [4, 1] and len(batcher) == 0
+    everything = [x for b in out + rest for x in b]
+    assert sorted(everything) == sorted(["aaaaaa", "b", "ccc", "dd", "eeeee", "f", "gggg", "hhhhhhh", "ii"])
+    assert LengthBatcher(32, length=len, pool=100).pool == 128  # a whole number of batches
+    with pytest.raises(ValueError):
+        LengthBatcher(0, length=len)
+
+
+def test_role_windows_are_even_and_bounded() -> None:
+    assert role_windows(0) == []
+    assert role_windows(7, 100) == [7]
+    assert role_windows(101, 100) == [51, 50]  # no lone document in a window of its own
+    sizes = role_windows(1000, 64)
+    assert sum(sizes) == 1000 and max(sizes) <= 64 and max(sizes) - min(sizes) <= 1
+
+
+def _write_docs(folder: Path, n: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(n):
+        p = folder / f"policy-{i:02d}.md"
+        p.write_text(
+            f"# Policy {i}\n\nAcme Corp confidential\n\nStaff encrypt laptop number {i} with full disk "
+            f"encryption.\n\nAccess rights of system {i} are reviewed every quarter by the owner.\n",
+            encoding="utf-8",
+        )
+        paths.append(p)
+    return paths
+
+
+def test_save_sources_windows_keep_cross_document_roles(store: Any, tmp_path: Path) -> None:
+    paths = _write_docs(tmp_path / "docs", 6)
+    broken = tmp_path / "docs" / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 not really")
+    sources = [*paths[:3], broken, *paths[3:]]
+    failures: list[str] = []
+    whole = list(save_sources(store, sources, embed=None, on_error=lambda label, f: failures.append(label)))
+    assert [type(o).__name__ for o in whole].count("FileFailure") == 1 and failures == [str(broken)]
+    assert [o.label for o in whole if hasattr(o, "saved")] == [str(p) for p in paths]  # input order
+    roles_whole = [tuple(p.role for p in o.document.paragraphs) for o in whole if hasattr(o, "saved")]
+    # windows of three or four documents (7 sources, window 4): the repeated line is still seen repeated
+    windowed = list(
+        save_sources(store, sources, embed=None, window=4, parse_ahead=1, relative_to=tmp_path / "other")
+    )
+    roles_windowed = [tuple(p.role for p in o.document.paragraphs) for o in windowed if hasattr(o, "saved")]
+    assert roles_windowed == roles_whole
+
+
+def test_save_sources_stops_its_parser_thread_when_closed(store: Any, tmp_path: Path) -> None:
+    import threading
+
+    paths = _write_docs(tmp_path / "docs", 12)
+    outcomes = save_sources(store, paths, embed=None, window=2, parse_ahead=1)
+    first = next(outcomes)
+    assert first.label == str(paths[0])
+    outcomes.close()
+    assert not any(t.name == "compliance-parse-ahead" and t.is_alive() for t in threading.enumerate())
+
+
+def test_stored_paragraph_vectors(store: Any) -> None:
+    from compliance.connectors import parse_bytes
+    from compliance.errors import StoreError
+    from compliance.store import ParagraphVectors
+
+    text = (
+        b"Laptops issued to staff use full disk encryption and are checked by the security team every year."
+        b"\n\nAccess rights to the customer database are reviewed every quarter by the system owner."
+    )
+    saved = store.save_document(parse_bytes(text, "a.txt"))
+    ids = [p.id for p in store.iter_paragraphs(document_ids=[saved.document_id])]
+    assert len(ids) == 2
+    vecs = np.arange(2 * 3 * 4, dtype="<f4").reshape(2, 3, 4)
+    rows = [ParagraphVectors(pid, 3, 4, v.tobytes()) for pid, v in zip(ids, vecs, strict=True)]
+    assert store.save_paragraph_vectors("space-a", rows) == 2
+    assert store.save_paragraph_vectors("space-a", rows) == 0  # written once per (paragraph, space)
+    assert store.save_paragraph_vectors("space-b", rows[:1]) == 1
+    got = store.paragraph_vectors("space-a", [*ids, 999_999])
+    assert set(got) == set(ids)
+    back = np.frombuffer(got[ids[1]].data, dtype="<f4").reshape(got[ids[1]].chunks, got[ids[1]].dim)
+    np.testing.assert_array_equal(back, vecs[1])
+    assert store.paragraph_vectors("space-b", ids).keys() == {ids[0]}
+    assert store.vector_spaces() == {"space-a": 2, "space-b": 1}
+    with pytest.raises(StoreError):
+        store.save_paragraph_vectors("space-a", [ParagraphVectors(ids[0], 3, 4, b"short")])
+    with pytest.raises(StoreError):
+        store.save_paragraph_vectors("space-c", [ParagraphVectors(999_999, 1, 1, b"\0\0\0\0")])
+
+
+def test_the_audit_classifies_paragraphs_of_many_documents_in_full_batches(
+    store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("torch")
+    from compliance.app import audit_documents
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+    from compliance.models.classifier import ArticleClassifier, load
+    from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+
+    paths = _write_docs(tmp_path / "docs", 20)
+    store.save_law(mini_gdpr())
+    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
+    sizes: list[int] = []
+    original = ArticleClassifier.forward
+
+    def counting(self: ArticleClassifier, texts: Any, space: Any = None) -> Any:
+        sizes.append(len(texts))
+        return original(self, texts, space)
+
+    monkeypatch.setattr(ArticleClassifier, "forward", counting)
+    report = audit_documents(store, paths, clf, config=ClassifierLinkConfig(top_k=2, batch_size=8))
+    classified = sum(d.classified for d in report.documents)
+    assert len(report.documents) == 20 and classified >= 20
+    # document by document this would be 20 calls of one or two texts; across documents: full batches of 8
+    assert len(sizes) == math.ceil(classified / 8) and sizes[:-1] == [8] * (len(sizes) - 1)
+    assert [d.source for d in report.documents] == [f"policy-{i:02d}.md" for i in range(20)]
+    assert all(d.classified >= 1 and d.links >= d.classified for d in report.documents)

@@ -1,0 +1,129 @@
+"""One forward, two uses (issue 12): the audit's classifier pass also gives the controls index's vectors, stored
+once, so that the controls index (the alert runs' candidate search) embeds no audited paragraph again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+
+pytest.importorskip("torch")
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+LONG = " ".join(
+    f"the controller keeps records of processing number {i} and reviews the security of processing every year"
+    for i in range(30)
+)
+TEXTS = [
+    "All laptops use full disk encryption and the security measures are reviewed every year.",
+    "A personal data breach is notified to the supervisory authority within 72 hours.",
+    LONG,  # longer than both the classifier's windows (128) and the index's chunks (256)
+    "Data subjects may ask for a copy of their personal data.",
+]
+
+
+@pytest.fixture(scope="module")
+def model_dir() -> Path:
+    return shared_tiny_classifier()
+
+
+def _text_encoder(model_dir: Path) -> Any:
+    from compliance.retrieval.config import DenseConfig
+    from compliance.retrieval.encoding import TextEncoder
+
+    encoder = TextEncoder(DenseConfig(model=str(model_dir / "encoder")), device="cpu")
+    encoder._enc.use_bf16 = False  # the classifier below runs in fp32: compare like with like
+    return encoder
+
+
+def test_the_forward_gives_the_vectors_a_separate_embedding_pass_gives(model_dir: Path) -> None:
+    from compliance.models.classifier import load
+
+    clf = load(model_dir, device="cpu", bf16=False)
+    encoder = _text_encoder(model_dir)
+    space = encoder.space()
+    assert space is not None
+    both = clf.forward(TEXTS, space)
+    assert both.vectors is not None and len(both.vectors) == len(TEXTS)
+    # the logits are those of the classifier alone: the index-only chunks do not change them
+    np.testing.assert_allclose(both.logits, clf.logits(TEXTS), rtol=1e-5, atol=1e-5)
+    separate, owner = encoder.encode_chunks(TEXTS)
+    for i, vectors in enumerate(both.vectors):
+        expected = separate[owner == i]
+        assert vectors.shape == expected.shape and vectors.dtype == np.float32
+        np.testing.assert_allclose(vectors, expected, rtol=1e-4, atol=1e-5)
+    assert both.vectors[2].shape[0] > 1  # the long text is several chunks
+
+
+def test_a_space_of_another_pooling_gives_no_vectors(model_dir: Path) -> None:
+    from dataclasses import replace
+
+    from compliance.models.classifier import load
+
+    clf = load(model_dir, device="cpu", bf16=False)
+    space = _text_encoder(model_dir).space()
+    assert space is not None
+    assert clf.forward(TEXTS[:1], replace(space, pooling="cls")).vectors is None
+
+
+def test_an_alert_search_after_an_audit_embeds_no_audited_paragraph_again(
+    store: Any, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance.app import audit_documents
+    from compliance.app.audit import controls_space
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+    from compliance.models.classifier import load
+    from compliance.retrieval.encoding import TextEncoder
+    from compliance.search import LawSearch
+    from compliance.settings import reset_settings
+
+    # the controls index embeds with the default classifier's encoder: this one
+    monkeypatch.setenv("COMPLIANCE_MODEL_DIR", str(model_dir.parent))
+    reset_settings()
+    store.save_law(mini_gdpr())
+    clf = load(model_dir, device="cpu", bf16=False)
+    space = controls_space(clf)
+    assert space is not None
+    report = audit_documents(store, [EXAMPLES], clf, config=ClassifierLinkConfig(top_k=3))
+    assert not report.failures and len(report.documents) == len(list(EXAMPLES.iterdir()))
+    classified = sum(d.classified for d in report.documents)
+    assert store.vector_spaces() == {space.id: classified}
+
+    embedded: list[str] = []
+    original = TextEncoder.encode_chunks
+
+    def counting(self: TextEncoder, texts: Any) -> Any:
+        embedded.extend(texts)
+        self._enc.use_bf16 = False
+        return original(self, texts)
+
+    monkeypatch.setattr(TextEncoder, "encode_chunks", counting)
+    search = LawSearch(store, index_dir=tmp_path / "idx")
+    index = search.controls_index()
+    controls = {d.id: d.text for d in index.documents.values()}
+    with_vectors = set(store.paragraph_vectors(space.id, [int(i) for i in controls]))
+    assert len(with_vectors) == classified
+    # only the controls that were not classified (too short) are embedded by the index
+    assert sorted(embedded) == sorted(t for i, t in controls.items() if int(i) not in with_vectors)
+    assert len(embedded) < len(controls) / 10
+    embedded.clear()
+    hits = search.controls_for_law("gdpr", k=5)
+    assert hits
+    assert not set(embedded) & set(controls.values())  # the law's query only
+
+    # the stored vectors are the index's own: a fresh index built without them ranks the same
+    assert index.dense is not None
+    fresh = LawSearch(store, index_dir=tmp_path / "fresh")
+    fresh._stored_vectors = lambda space_id, ids: {}  # type: ignore[method-assign]
+    rebuilt = fresh.controls_index().dense
+    assert rebuilt is not None
+    by_id = {d: i for i, d in enumerate(rebuilt.ids)}
+    for doc_id in index.dense.ids[:50]:
+        ours = index.dense.vectors[index.dense.owner == index.dense.ids.index(doc_id)]
+        theirs = rebuilt.vectors[rebuilt.owner == by_id[doc_id]]
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
