@@ -116,13 +116,18 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+#: a compact classifier's low-rank adapters over its base encoder (compliance.models.classifier.ADAPTER_FILE)
+ADAPTER_WEIGHTS = "adapter.safetensors"
+
+
 def weights_sha256(model_dir: str | Path) -> str | None:
-    """sha256 of a Hugging Face model directory's weight file (``model.safetensors`` or ``pytorch_model.bin``);
-    None for a hub id or a directory without weights. Cached per file, size and modification time."""
+    """sha256 of a Hugging Face model directory's weight file (``model.safetensors`` or ``pytorch_model.bin``), or
+    of a compact classifier's adapter file (its base encoder's weights are pinned by sha256 in its config); None
+    for a hub id or a directory without weights. Cached per file, size and modification time."""
     path = Path(model_dir)
     if not path.is_dir():
         return None
-    for name in WEIGHT_FILES:
+    for name in (*WEIGHT_FILES, ADAPTER_WEIGHTS):
         f = path / name
         if f.is_file():
             stat = f.stat()

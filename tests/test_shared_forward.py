@@ -127,3 +127,30 @@ def test_an_alert_search_after_an_audit_embeds_no_audited_paragraph_again(
         ours = index.dense.vectors[index.dense.owner == index.dense.ids.index(doc_id)]
         theirs = rebuilt.vectors[rebuilt.owner == by_id[doc_id]]
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.usefixtures("shipped_models")
+def test_the_shipped_classifier_embeds_the_controls_index_in_its_own_space() -> None:
+    """The shipped classifier is adapters merged into the base encoder: its vectors are not the base encoder's, so
+    its space must differ from the base encoder's, and the controls index (whose default encoder is then the
+    shipped classifier's) must get the same vectors from a separate pass."""
+    from compliance.app.audit import controls_space
+    from compliance.models.classifier import load
+    from compliance.retrieval.config import DenseConfig
+    from compliance.retrieval.encoding import TextEncoder
+    from compliance.runtime import classifier_dir, default_base_model_path
+
+    clf = load(device="cpu", bf16=False)
+    space = controls_space(clf)
+    assert space is not None
+    index_encoder = TextEncoder(DenseConfig(), device="cpu")
+    index_encoder._enc.use_bf16 = False
+    assert Path(index_encoder.source) == classifier_dir().resolve()
+    assert index_encoder.space() == space
+    base = TextEncoder(DenseConfig(model=str(default_base_model_path())), device="cpu").space()
+    assert base is not None and base != space
+    both = clf.forward(TEXTS[:2], space)
+    assert both.vectors is not None
+    separate, owner = index_encoder.encode_chunks(TEXTS[:2])
+    for i, vectors in enumerate(both.vectors):
+        np.testing.assert_allclose(vectors, separate[owner == i], rtol=1e-4, atol=1e-5)

@@ -168,7 +168,9 @@ def _train(store: Store, params: TrainJobParams) -> dict[str, Any]:
     try:
         if params.mode == "calibrate":
             # with no model named: the home's classifier, else a recalibrated copy of the shipped one in the home
-            summary = calibrate_classifier_from_reviews(Path(named) if named else None, database_url=store.url)
+            summary = calibrate_classifier_from_reviews(
+                Path(named) if named else None, database_url=store.url
+            )
             target = Path(summary["path"])
         else:
             summary = train_classifier(

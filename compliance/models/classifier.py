@@ -35,7 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from compliance.artifacts import ENVELOPE_KEYS, model_spec, read_config, write_card, write_config
+from compliance.artifacts import (
+    ADAPTER_WEIGHTS,
+    ENVELOPE_KEYS,
+    model_spec,
+    read_config,
+    write_card,
+    write_config,
+)
 from compliance.errors import ModelError
 from compliance.models.calibration import softmax
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
@@ -61,7 +68,7 @@ __all__ = [
 
 ENCODER_SUBDIR = "encoder"
 HEAD_FILE = "head.safetensors"
-ADAPTER_FILE = "adapter.safetensors"
+ADAPTER_FILE = ADAPTER_WEIGHTS
 _LEGACY_FORMAT = "compliance.gdpr-classifier"  # formats 1 and 2 named themselves so instead of a kind
 
 
@@ -650,4 +657,23 @@ def _load_adapted_encoder(
     encoder = load_encoder(source, device=device, bf16=bf16)
     merge_into(encoder.model, load_file(str(file)), LoRAConfig.from_dict(spec.get("lora", {})))
     encoder.model.eval()
+    # the merged weights are this directory's, not the base encoder's: name it so, so that whatever identifies
+    # an encoder by its source (the controls index's embedding space, model identities) tells the two apart
+    encoder.name = str(model_dir)
     return encoder
+
+
+def load_encoder_of(model_dir: Path, *, device: str | None = None, bf16: bool | None = None) -> Encoder:
+    """The encoder of the classifier directory ``model_dir`` alone (no head): its ``encoder/`` copy, or the base
+    encoder with its adapters merged in — what the retrieval indexes embed with when they use the classifier's
+    encoder.
+
+    Raises:
+        ModelError: the directory is not a classifier or its adapters do not fit.
+    """
+    from compliance.models.encoder import load_encoder
+
+    cfg = read_config(model_dir, ARTIFACT)
+    if cfg.get("encoder_adapter") is not None:
+        return _load_adapted_encoder(model_dir, cfg["encoder_adapter"], device=device, bf16=bf16)
+    return load_encoder(model_dir / cfg.get("encoder_subdir", ENCODER_SUBDIR), device=device, bf16=bf16)

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from compliance.artifacts import WEIGHT_FILES, weights_sha256
+from compliance.artifacts import ADAPTER_WEIGHTS, WEIGHT_FILES, weights_sha256
 from compliance.retrieval.config import DenseConfig
 from compliance.runtime import (
     EmbeddingSpace,
     autocast,
     chunk_token_ids,
+    classifier_dir,
     default_base_model_path,
-    default_classifier_dir,
     length_sorted_batches,
     mean_pool,
     resolve_model_path,
@@ -32,13 +32,28 @@ __all__ = ["TextEncoder", "default_dense_model", "model_identity"]
 
 
 def default_dense_model() -> str:
-    """The fine-tuned classifier encoder (``<model_dir>/gdpr-classifier``, or its ``encoder/`` subfolder) if
-    one exists, else the packaged all-MiniLM-L6-v2 directory."""
-    root = default_classifier_dir()
+    """The fine-tuned classifier's encoder if there is one — the home's (``<model_dir>/gdpr-classifier``, or its
+    ``encoder/`` subfolder), else the classifier shipped with the package (a directory of adapters over the base
+    encoder) — else the packaged all-MiniLM-L6-v2 directory."""
+    root = classifier_dir()
     for candidate in (root, root / "encoder"):
         if (candidate / "config.json").is_file() and any((candidate / w).is_file() for w in WEIGHT_FILES):
             return str(candidate.resolve())
+    if (root / "config.json").is_file() and (root / ADAPTER_WEIGHTS).is_file():
+        return str(root.resolve())
     return str(default_base_model_path())
+
+
+def _load(source: str, device: str | None) -> Any:
+    """The encoder at ``source``: a compact classifier directory (adapters merged into its base encoder) or any
+    Hugging Face model directory or id."""
+    if (Path(source) / ADAPTER_WEIGHTS).is_file():
+        from compliance.models.classifier import load_encoder_of
+
+        return load_encoder_of(Path(source), device=device)
+    from compliance.models.encoder import load_encoder
+
+    return load_encoder(source, device=device)
 
 
 def model_identity(source: str) -> dict[str, Any]:
@@ -55,11 +70,9 @@ class TextEncoder:
     """
 
     def __init__(self, config: DenseConfig | None = None, device: str | None = None) -> None:
-        from compliance.models.encoder import load_encoder
-
         self.config = config or DenseConfig()
         self.source = resolve_model_path(self.config.model) if self.config.model else default_dense_model()
-        self._enc = load_encoder(self.source, device=device)
+        self._enc = _load(self.source, device)
         n_layers = int(getattr(self._enc.model.config, "num_hidden_layers", 0))
         if not -n_layers - 1 <= self.config.layer <= n_layers:
             from compliance.errors import ConfigurationError
