@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compliance.errors import ConfigurationError
-from compliance.text import clean_text, snippet, word_windows
+from compliance.rules.passages import provision_passages, windows_of
+from compliance.text import snippet
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.linking.decision import LinkDecisionModel
@@ -65,6 +66,21 @@ class AlertConfig:
         changed_only: for a new version of a known law, query only articles whose text changed.
         include_recitals: recitals are queries too (they often name what the articles describe abstractly,
             e.g. "cookies" for the ePrivacy Directive's rule on terminal equipment).
+        passage_level: ``"provision"`` (default): an article's passages are its numbered paragraphs and points
+            (each with the article title), so an alert names ``art:21/par:2/pt:j``; ``"article"``: word windows of
+            the whole article (the ranking before issue 13).
+        recital_weight: a recital's similarity is multiplied by this when the best provision is chosen, decided
+            and ranked (recitals explain, articles oblige).
+        cross_reference_discount: a recital whose sentences name another act (``Regulation (EU) 2016/679``) has
+            its similarity multiplied by ``1 - discount × share of such sentences`` (NIS2 recital 121 on the
+            GDPR: share 0.8). Articles are not discounted: one that cites another act still obliges (ePrivacy
+            Art. 5(3), 13(2)).
+        provisions_listed: each alert lists up to this many best provisions (distinct), best first.
+        alert_budget: at most this many ``alert`` decisions per run; the rest, in rank order, become review
+            items. A float in (0, 1] is a share of the control paragraphs searched (default 0.15; at least
+            ``min_budget``); None: no budget.
+        review_budget: the same for review items (beyond it they are dropped).
+        min_budget: the smallest budget a share gives.
     """
 
     candidates_per_provision: int = 20
@@ -76,8 +92,22 @@ class AlertConfig:
     snippet_chars: int = 300
     changed_only: bool = True
     include_recitals: bool = True
+    passage_level: str = "provision"
+    recital_weight: float = 0.9
+    cross_reference_discount: float = 0.5
+    provisions_listed: int = 3
+    alert_budget: float | None = 0.15
+    review_budget: float | None = 0.15
+    min_budget: int = 10
 
     def __post_init__(self) -> None:
+        if self.passage_level not in {"provision", "article"}:
+            raise ConfigurationError("passage_level must be 'provision' or 'article'")
+        if not 0.0 < self.recital_weight <= 1.0 or not 0.0 <= self.cross_reference_discount <= 1.0:
+            raise ConfigurationError("recital_weight must be in (0, 1], cross_reference_discount in [0, 1]")
+        for budget in (self.alert_budget, self.review_budget):
+            if budget is not None and budget <= 0:
+                raise ConfigurationError("an alert budget must be positive (or None for no budget)")
         if not 0.0 <= self.law_weight <= 1.0:
             raise ConfigurationError("law_weight must be within [0, 1]")
         if self.candidates_per_provision < 1 or self.candidates_for_law < 0:
@@ -136,6 +166,7 @@ class AlertRunResult:
                 {
                     "paragraph_id": a.paragraph_id,
                     "provision_key": a.provision_key,
+                    "provision_label": a.evidence.get("provision_label", a.provision_key),
                     "score": a.score,
                     "decision": a.decision,
                     "rank": a.rank,
@@ -186,13 +217,43 @@ def _passages(law: Law, keys: Sequence[str], words: int) -> tuple[list[str], lis
     owners: list[str] = []
     for key in keys:
         prov = law.get(key)
-        tokens = clean_text(f"{prov.title or ''}\n{law.text_of(key)}", legal=True).split()
-        if not tokens:
-            continue
-        for window in word_windows(tokens, words, words // 5):
-            texts.append(" ".join(window))
-            owners.append(key)
+        windows_of(f"{prov.title or ''}\n{law.text_of(key)}", key, words, texts, owners)
     return texts, owners
+
+
+def _own_number(law: Law) -> str | None:
+    """``2022/2555`` for CELEX ``32022L2555`` (how the act names itself in other acts' citations)."""
+    ident = law.identifier or ""
+    if len(ident) >= 9 and ident[0] == "3" and ident[1:5].isdigit() and ident[6:].isdigit():
+        return f"{ident[1:5]}/{int(ident[6:])}"
+    return None
+
+
+def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tuple[np.ndarray, list[float]]:
+    """Per passage: the weight its similarity is multiplied by, and the recital's cross-reference share."""
+    from compliance.rules.references import foreign_reference_share
+
+    own = _own_number(law)
+    weights = np.ones(len(owners), dtype=np.float32)
+    shares: list[float] = []
+    cache: dict[str, float] = {}
+    for i, key in enumerate(owners):
+        share = 0.0
+        if key.startswith("rec:"):
+            if key not in cache:
+                cache[key] = foreign_reference_share(law.text_of(key), own)
+            share = cache[key]
+            weights[i] = config.recital_weight * (1.0 - config.cross_reference_discount * share)
+        shares.append(share)
+    return weights, shares
+
+
+def _budget(value: float | None, searched: int, floor: int) -> int | None:
+    if value is None:
+        return None
+    if value <= 1.0 and isinstance(value, float):
+        return max(floor, round(value * searched))
+    return int(value)
 
 
 def run_alerts(
@@ -311,13 +372,20 @@ def _decide(
     if not candidates:
         return [], searched
 
-    texts, owners = _passages(law, keys, config.passage_words)
+    if config.passage_level == "article":
+        texts, owners = _passages(law, keys, config.passage_words)
+    else:
+        texts, owners = provision_passages(law, keys, config.passage_words)
+    weights, shares = _passage_weights(law, owners, config)
     passage_vecs = decision.encode(texts)
     para_vecs = decision.encode([paragraphs[int(c)].text for c in candidates])
-    sims = para_vecs @ passage_vecs.T  # candidates × passages
+    raw = para_vecs @ passage_vecs.T  # candidates × passages
+    sims = raw * weights[None, :]
     law_vec = passage_vecs.mean(axis=0)
     law_vec = law_vec / (np.linalg.norm(law_vec) or 1.0)
     law_scores = para_vecs @ law_vec
+
+    from compliance.rules.references import provision_label
 
     out: list[ProposedAlert] = []
     for row, cid in enumerate(candidates):
@@ -331,14 +399,33 @@ def _decide(
         para = paragraphs[int(cid)]
         fused = (1 - config.law_weight) * link + config.law_weight * float(law_scores[row])
         hit = retrieval.get(cid)
-        query = f"{prov.title or ''}\n{law.text_of(key)}"
+        article = key.split("/", 1)[0]
+        query = f"{law.get(article).title or ''}\n{law.text_of(key)}"
         terms = [t for t, _ in index.salient_terms(query, cid, n=8)]
+        listed: list[dict[str, Any]] = []
+        for j in np.argsort(-sims[row]):
+            owner = owners[int(j)]
+            if any(item["key"] == owner for item in listed):
+                continue
+            if float(sims[row, j]) < decision.lower or len(listed) >= config.provisions_listed:
+                break
+            listed.append(
+                {
+                    "key": owner,
+                    "label": provision_label(owner),
+                    "score": round(float(sims[row, j]), 6),
+                    "similarity": round(float(raw[row, j]), 6),
+                }
+            )
         evidence: dict[str, Any] = {
             "decision": "alert" if verdict == "propose" else "review",
             "law": law.short_name,
             "provision_key": key,
-            "provision_title": prov.title or "",
+            "provision_label": provision_label(key),
+            "article_key": article,
+            "provision_title": prov.title or law.get(article).title or "",
             "provision_snippet": snippet(texts[best], config.snippet_chars),
+            "provisions": listed,
             "paragraph_id": para.id,
             "paragraph_snippet": snippet(para.text, config.snippet_chars),
             "document": para.source,
@@ -347,6 +434,9 @@ def _decide(
             "shared_terms": terms,
             "scores": {
                 "link": round(link, 6),
+                "similarity": round(float(raw[row, best]), 6),
+                "provision_weight": round(float(weights[best]), 4),
+                "cross_reference_share": round(shares[best], 4),
                 "law": round(float(law_scores[row]), 6),
                 "fused": round(fused, 6),
                 "retrieval_provision": None if hit is None else round(float(hit["score"]), 6),
@@ -360,9 +450,32 @@ def _decide(
         out.append(ProposedAlert(para.id, key, fused, str(evidence["decision"]), 0, evidence))
     # alerts before review items, each by fused score
     out.sort(key=lambda a: (a.decision != "alert", -a.score, a.paragraph_id))
+    out = _apply_budget(out, searched, config)
     if config.max_alerts is not None:
         out = out[: config.max_alerts]
     return [
         ProposedAlert(a.paragraph_id, a.provision_key, a.score, a.decision, rank, a.evidence)
         for rank, a in enumerate(out, start=1)
     ], searched
+
+
+def _apply_budget(out: list[ProposedAlert], searched: int, config: AlertConfig) -> list[ProposedAlert]:
+    """Alerts beyond the alert budget become review items (rank order kept); review items beyond the review
+    budget are dropped."""
+    alerts_cap = _budget(config.alert_budget, searched, config.min_budget)
+    review_cap = _budget(config.review_budget, searched, config.min_budget)
+    kept: list[ProposedAlert] = []
+    over: list[ProposedAlert] = []
+    n_alerts = 0
+    for a in out:
+        if a.decision == "alert" and (alerts_cap is None or n_alerts < alerts_cap):
+            kept.append(a)
+            n_alerts += 1
+        elif a.decision == "alert":
+            evidence = {**a.evidence, "decision": "review", "over_budget": True}
+            over.append(ProposedAlert(a.paragraph_id, a.provision_key, a.score, "review", 0, evidence))
+        else:
+            over.append(a)
+    if review_cap is not None:
+        over = over[:review_cap]
+    return kept + over

@@ -34,6 +34,7 @@ from compliance.linking.classifier_links import (
 from compliance.store import NewLink
 
 if TYPE_CHECKING:  # pragma: no cover
+    from compliance.linking.provisions import ProvisionPicker
     from compliance.models.classifier import ArticleClassifier
     from compliance.store import Store
 
@@ -108,6 +109,7 @@ def audit_documents(
     roles: Collection[str] | None = MAPPED_ROLES,
     laws: Sequence[str] = (),
     reclassify: bool = False,
+    provision_targets: bool = True,
 ) -> AuditReport:
     """Ingest ``sources`` and link every new paragraph of a mapped role to GDPR articles.
 
@@ -126,6 +128,9 @@ def audit_documents(
             document-to-law retriever (:func:`compliance.app.law_links.link_other_laws`); ``gdpr`` is the
             classifier's and is skipped there.
         reclassify: classify every paragraph again even when this model already did (``audit --rescore``).
+        provision_targets: name, within each linked article, the paragraph or point that fits best
+            (:class:`~compliance.linking.provisions.ProvisionPicker`, BM25 over the article's paragraphs and
+            points); stored as ``evidence.provision`` (key, label such as ``Art. 32(1)(a)``, score).
 
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
@@ -150,6 +155,7 @@ def audit_documents(
         "law_id": law_id,
         "laws": list(laws),
         "reclassify": reclassify,
+        "provision_targets": "bm25" if provision_targets else None,
     }
     umbrella_articles = {a for a, _ in (classifier.config.umbrellas or ())}
     failures: list[FileFailure] = []
@@ -167,6 +173,7 @@ def audit_documents(
     run_config["roles"] = sorted(roles) if roles is not None else None
     for name in laws:  # an unknown law fails before anything is stored
         store.law_record(name)
+    picker = _LazyPicker(store, law_id) if provision_targets else None
     with store.run("audit", run_config, model=model_info) as run:
         for outcome in save_sources(
             store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error
@@ -185,6 +192,7 @@ def audit_documents(
                     umbrella_articles,
                     roles,
                     reclassify,
+                    picker,
                 )
             except StoreError as e:  # one document's transaction failed: it costs that document, not the run
                 failure = FileFailure(
@@ -225,6 +233,7 @@ def _audit_document(
     umbrella_articles: set[int],
     roles: Collection[str] | None,
     reclassify: bool = False,
+    picker: _LazyPicker | None = None,
 ) -> AuditedDocument:
     """Classify the mapped paragraphs of one saved document that have no links from this model yet; store the
     links."""
@@ -241,12 +250,14 @@ def _audit_document(
     )
     todo = [(p.id, p.text) for p in paragraphs if p.id not in done and _is_mapped(p.role, roles)]
     results = classify_paragraphs(classifier, todo, config)
+    targets = picker.targets(results, dict(todo)) if picker is not None and results else None
     links = new_links(
         results,
         provision_ids,
         classifier.identity,
         {"run": run_id},
         model_version=suggestion_version(classifier, config),
+        provision_targets=targets,
     )
     # links another audit stored meanwhile (same paragraph, article, model and settings) are skipped
     stored = store.add_links(run_id, links) if links else 0
@@ -296,6 +307,30 @@ def _audit_document(
     )
 
 
+class _LazyPicker:
+    """The provision picker over the stored GDPR, built on first use (about 2 s)."""
+
+    def __init__(self, store: Store, law_id: int) -> None:
+        self.store, self.law_id = store, law_id
+        self._picker: ProvisionPicker | None = None
+
+    def targets(
+        self, results: Sequence[ParagraphLinks], texts: Mapping[int, str]
+    ) -> dict[tuple[int, int], dict[str, Any]]:
+        """``{(paragraph id, article): evidence.provision}`` for every linked article that has a target."""
+        if self._picker is None:
+            from compliance.linking.provisions import ProvisionPicker
+
+            self._picker = ProvisionPicker(self.store.get_law(self.law_id))
+        out: dict[tuple[int, int], dict[str, Any]] = {}
+        for res in results:
+            for score, _ in res.linked:
+                target = self._picker.pick(texts[res.paragraph_id], score.article)
+                if target is not None:
+                    out[(res.paragraph_id, score.article)] = target.to_dict()
+        return out
+
+
 def _is_mapped(role: str | None, roles: Collection[str] | None) -> bool:
     """Whether a paragraph of this role is mapped (no role: stored before roles existed, always mapped)."""
     return roles is None or role is None or role in roles
@@ -343,9 +378,11 @@ def new_links(
     extra_evidence: Mapping[str, Any] | None = None,
     *,
     model_version: str | None = None,
+    provision_targets: Mapping[tuple[int, int], Mapping[str, Any]] | None = None,
 ) -> list[NewLink]:
     """:class:`~compliance.store.NewLink` rows for ``results`` (``provision_ids``: ``art:N`` → provision id);
-    ``model_version`` (default: the identity) is what the store keeps each link unique by."""
+    ``model_version`` (default: the identity) is what the store keeps each link unique by; ``provision_targets``
+    (``(paragraph id, article)`` → target) become ``evidence.provision``."""
     links = []
     for res in results:
         for score, status in res.linked:
@@ -363,6 +400,9 @@ def new_links(
                 evidence["components"] = score.components
             if score.terms:
                 evidence["shared_terms"] = list(score.terms)
+            target = (provision_targets or {}).get((res.paragraph_id, score.article))
+            if target is not None:
+                evidence["provision"] = dict(target)
             links.append(
                 NewLink(
                     res.paragraph_id,
