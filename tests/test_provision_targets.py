@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from compliance.rules.corpus import Law, Provision
@@ -158,3 +159,66 @@ def test_alert_budget_demotes_alerts_beyond_it_and_drops_review_beyond_its_own()
     assert len(_apply_budget(out, 20, AlertConfig(alert_budget=None, review_budget=None))) == 10
     with pytest.raises(Exception, match="budget"):
         AlertConfig(alert_budget=0)
+
+
+# -- specific before general -------------------------------------------------------------------------------------
+def test_specific_first_moves_a_close_specific_article_above_a_weak_general_one() -> None:
+    from compliance.linking.specific import SpecificFirstConfig, specific_first_order
+
+    cfg = SpecificFirstConfig(general=(5, 24), strong=0.5, ratio=0.5, cap=None)
+    rows = [
+        [(5, 0.30), (32, 0.20), (28, 0.10)],  # weak Art. 5, Art. 32 close enough: 32 first
+        [(5, 0.60), (32, 0.30)],  # strong Art. 5 keeps its place
+        [(5, 0.40), (24, 0.30), (32, 0.10)],  # only general articles close: unchanged
+        [(32, 0.40), (5, 0.30)],  # a specific article first: unchanged
+    ]
+    assert specific_first_order(rows, cfg) == [[1, 0, 2], [0, 1], [0, 1, 2], [0, 1]]
+
+
+def test_specific_first_caps_a_general_article_in_a_documents_top_places() -> None:
+    from compliance.linking.specific import SpecificFirstConfig, specific_first_order, specific_first_scores
+
+    cfg = SpecificFirstConfig(general=(5,), strong=0.9, ratio=1.0, cap=0.5, top=2)
+    rows = [[(32, 0.5), (5, 0.1 * (i + 1)), (28, 0.05)] for i in range(4)]  # Art. 5 second in all four
+    orders = specific_first_order(rows, cfg)
+    # at most 2 of 4 keep Art. 5 in their top 2: the strongest two; the weakest two move it to rank 3
+    assert orders == [[0, 2, 1], [0, 2, 1], [0, 1, 2], [0, 1, 2]]
+    scores = np.array([[0.5, 0.1, 0.05], [0.5, 0.4, 0.05]])
+    reranked = specific_first_scores(
+        scores, [32, 5, 28], SpecificFirstConfig(general=(5,), cap=0.5, top=2, strong=0.9)
+    )
+    assert list(np.argsort(-reranked[0])) == [0, 2, 1] and list(np.argsort(-reranked[1])) == [0, 1, 2]
+
+
+def test_classify_paragraphs_applies_specific_first_when_configured() -> None:
+    from compliance.linking.classifier_links import ClassifierLinkConfig, classify_paragraphs
+    from compliance.linking.specific import SpecificFirstConfig
+    from compliance.models.classifier import ArticleScore
+
+    class Fake:
+        config = SimpleNamespace(review_band=(0.1, 0.35))
+
+        def rank(self, texts: list[str], top_k: int, explain: bool) -> list[list[ArticleScore]]:
+            row = [(5, 0.30), (32, 0.25), (28, 0.05)]
+            return [[ArticleScore(a, "", s, r) for r, (a, s) in enumerate(row, 1)] for _ in texts]
+
+    paragraphs = [
+        (1, "laptops are encrypted at rest with AES"),
+        (2, "backups are encrypted and tested yearly"),
+    ]
+    plain = classify_paragraphs(Fake(), paragraphs, ClassifierLinkConfig())  # type: ignore[arg-type]
+    assert [p.ranked[0].article for p in plain] == [5, 5]
+    cfg = ClassifierLinkConfig(specific_first=SpecificFirstConfig(cap=None))
+    moved = classify_paragraphs(Fake(), paragraphs, cfg)  # type: ignore[arg-type]
+    assert [(s.article, s.rank) for s in moved[0].ranked] == [(32, 1), (5, 2), (28, 3)]
+    assert moved[0].linked[0][0].article == 32
+
+
+def test_parse_budget() -> None:
+    from compliance.alerts.engine import parse_budget
+    from compliance.errors import ConfigurationError
+
+    assert parse_budget("none") is None and parse_budget("40") == 40 and parse_budget("0.2") == 0.2
+    for bad in ("0", "1.5", "-3", "lots"):
+        with pytest.raises(ConfigurationError):
+            parse_budget(bad)

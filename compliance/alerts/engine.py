@@ -45,6 +45,7 @@ __all__ = [
     "ProposedAlert",
     "changed_provisions",
     "load_decision_model",
+    "parse_budget",
     "run_alerts",
 ]
 
@@ -75,6 +76,9 @@ class AlertConfig:
             its similarity multiplied by ``1 - discount × share of such sentences`` (NIS2 recital 121 on the
             GDPR: share 0.8). Articles are not discounted: one that cites another act still obliges (ePrivacy
             Art. 5(3), 13(2)).
+        article_cross_reference_discount: the same discount for an article's paragraphs and points (default
+            0: an article that cites another act still obliges).
+        point_lead_words: a point's passage starts with this many words of the text that introduces it.
         provisions_listed: each alert lists up to this many best provisions (distinct), best first.
         alert_budget: at most this many ``alert`` decisions per run; the rest, in rank order, become review
             items. A float in (0, 1] is a share of the control paragraphs searched (default 0.15; at least
@@ -95,6 +99,8 @@ class AlertConfig:
     passage_level: str = "provision"
     recital_weight: float = 0.9
     cross_reference_discount: float = 0.5
+    article_cross_reference_discount: float = 0.0
+    point_lead_words: int = 0
     provisions_listed: int = 3
     alert_budget: float | None = 0.15
     review_budget: float | None = 0.15
@@ -238,14 +244,34 @@ def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tu
     shares: list[float] = []
     cache: dict[str, float] = {}
     for i, key in enumerate(owners):
+        recital = key.startswith("rec:")
+        discount = config.cross_reference_discount if recital else config.article_cross_reference_discount
         share = 0.0
-        if key.startswith("rec:"):
+        if discount > 0:
             if key not in cache:
                 cache[key] = foreign_reference_share(law.text_of(key), own)
             share = cache[key]
-            weights[i] = config.recital_weight * (1.0 - config.cross_reference_discount * share)
+        weights[i] = (config.recital_weight if recital else 1.0) * (1.0 - discount * share)
         shares.append(share)
     return weights, shares
+
+
+def parse_budget(text: str) -> float | int | None:
+    """A budget as written on the command line: ``none``, an integer (``40``) or a share (``0.15``).
+
+    Raises:
+        ConfigurationError: anything else, or a value that is not positive.
+    """
+    value = text.strip().lower()
+    if value in {"none", "off", ""}:
+        return None
+    try:
+        number: float | int = int(value) if value.isdigit() else float(value)
+    except ValueError as exc:
+        raise ConfigurationError(f"an alert budget is a count, a share or 'none', not {text!r}") from exc
+    if number <= 0 or (isinstance(number, float) and number > 1):
+        raise ConfigurationError(f"an alert budget is a positive count or a share in (0, 1], not {text!r}")
+    return number
 
 
 def _budget(value: float | None, searched: int, floor: int) -> int | None:
@@ -375,7 +401,9 @@ def _decide(
     if config.passage_level == "article":
         texts, owners = _passages(law, keys, config.passage_words)
     else:
-        texts, owners = provision_passages(law, keys, config.passage_words)
+        texts, owners = provision_passages(
+            law, keys, config.passage_words, lead_words=config.point_lead_words
+        )
     weights, shares = _passage_weights(law, owners, config)
     passage_vecs = decision.encode(texts)
     para_vecs = decision.encode([paragraphs[int(c)].text for c in candidates])

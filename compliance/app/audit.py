@@ -368,6 +368,10 @@ def suggestion_version(classifier: ArticleClassifier, config: ClassifierLinkConf
         "top_k": config.top_k,
         "min_words": config.min_words,
     }
+    if (
+        config.specific_first is not None
+    ):  # only when on: the versions of existing suggestions stay as they were
+        scoring["specific_first"] = asdict(config.specific_first)
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

@@ -204,6 +204,17 @@ def ack(
 )
 @click.option("--webhook-secret", default=None, help="HMAC secret (default: COMPLIANCE_WEBHOOK_SECRET).")
 @click.option("--no-notify", is_flag=True, help="Do not call the webhook.")
+@click.option(
+    "--alert-budget",
+    default=None,
+    help="At most this many alerts (an integer) or this share of the control paragraphs (0.15); the rest "
+    "become review items. 'none' for no budget. Default 0.15.",
+)
+@click.option(
+    "--review-budget",
+    default=None,
+    help="The same for review items (beyond it they are dropped). Default 0.15.",
+)
 @database_option
 @json_option
 def run(
@@ -215,12 +226,21 @@ def run(
     webhook: str | None,
     webhook_secret: str | None,
     no_notify: bool,
+    alert_budget: str | None,
+    review_budget: str | None,
     database_url: str | None,
     as_json: bool,
 ) -> None:
     """Run an alert pass for a stored LAW against every stored control paragraph."""
+    from compliance.alerts.engine import AlertConfig, parse_budget
     from compliance.alerts.notify import WebhookConfig
     from compliance.app import run_law_alerts
+
+    defaults = AlertConfig()
+    config = AlertConfig(
+        alert_budget=defaults.alert_budget if alert_budget is None else parse_budget(alert_budget),
+        review_budget=defaults.review_budget if review_budget is None else parse_budget(review_budget),
+    )
 
     outcome = run_law_alerts(
         open_store(database_url),
@@ -229,6 +249,7 @@ def run(
         all_provisions=all_provisions,
         model_path=model_path,
         dense=not bm25_only,
+        config=config,
         webhook=None if no_notify else WebhookConfig.from_settings(webhook, webhook_secret),
         notify=not no_notify,
     )

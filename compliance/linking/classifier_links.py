@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from compliance.errors import ConfigurationError
+from compliance.linking.specific import SpecificFirstConfig, specific_first_order
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier, ArticleScore
@@ -32,12 +33,15 @@ class ClassifierLinkConfig:
         review_band: ``(low, high)``; None = the model's calibrated band.
         batch_size: paragraphs classified per batch.
         min_words: paragraphs with fewer words (headings, page furniture) are not classified.
+        specific_first: re-rank each document's rankings so that general articles (Art. 5, 24) do not crowd out
+            the specific one (:mod:`compliance.linking.specific`); None (default) keeps the classifier's order.
     """
 
     top_k: int = 5
     review_band: tuple[float, float] | None = None
     batch_size: int = 64
     min_words: int = 4
+    specific_first: SpecificFirstConfig | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 99:
@@ -79,17 +83,28 @@ def classify_paragraphs(
 
     band = config.review_band or classifier.config.review_band
     todo = [(pid, text) for pid, text in paragraphs if len(text.split()) >= config.min_words]
-    out: list[ParagraphLinks] = []
+    ranked_all: list[list[ArticleScore]] = []
     with bar(len(todo), desc="classifying paragraphs", unit="para") as progress:
         for start in range(0, len(todo), config.batch_size):
             chunk = todo[start : start + config.batch_size]
-            ranked = classifier.rank([t for _, t in chunk], top_k=config.top_k, explain=True)
-            for (pid, _), scores in zip(chunk, ranked, strict=True):
-                linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
-                abstained = not linked
-                if abstained:
-                    linked = [(scores[0], "needs-review")]
-                needs_review = abstained or linked[0][1] != "proposed"
-                out.append(ParagraphLinks(pid, tuple(scores), tuple(linked), needs_review, abstained))
+            ranked_all.extend(classifier.rank([t for _, t in chunk], top_k=config.top_k, explain=True))
             progress.update(len(chunk))
+    if config.specific_first is not None and ranked_all:
+        from dataclasses import replace
+
+        orders = specific_first_order(
+            [[(s.article, s.score) for s in scores] for scores in ranked_all], config.specific_first
+        )
+        ranked_all = [
+            [replace(scores[i], rank=r) for r, i in enumerate(order, start=1)]
+            for scores, order in zip(ranked_all, orders, strict=True)
+        ]
+    out: list[ParagraphLinks] = []
+    for (pid, _), scores in zip(todo, ranked_all, strict=True):
+        linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
+        abstained = not linked
+        if abstained:
+            linked = [(scores[0], "needs-review")]
+        needs_review = abstained or linked[0][1] != "proposed"
+        out.append(ParagraphLinks(pid, tuple(scores), tuple(linked), needs_review, abstained))
     return out

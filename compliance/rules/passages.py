@@ -31,23 +31,35 @@ def _lead(text: str, first_child: str) -> str:
     return lead.rstrip().removesuffix("(").rstrip()
 
 
-def provision_passages(law: Law, keys: Sequence[str], words: int) -> tuple[list[str], list[str]]:
+def _first_words(text: str, n: int) -> str:
+    tokens = text.split()
+    return " ".join(tokens[:n]) + (" …" if len(tokens) > n else "")
+
+
+def provision_passages(
+    law: Law, keys: Sequence[str], words: int, *, lead_words: int = 0
+) -> tuple[list[str], list[str]]:
     """Passages at the finest level of each queried provision, with the key that owns each.
 
     An article's numbered paragraphs and points (``art:21/par:2/pt:j``) are passages of their own, each prefixed
     with the article title; a paragraph's text before its points (``The measures … shall include at least the
     following:``) is a passage of the paragraph. Text that has no finer structure (an article without numbered
-    paragraphs, a recital) is cut into word windows (:func:`windows_of`).
+    paragraphs, a recital) is cut into word windows (:func:`windows_of`). ``lead_words`` > 0 puts the first
+    ``lead_words`` words of the text that introduces a point (``The measures … shall include …``) before it, so
+    a short point (``incident handling;``) keeps its context; points of points are passages too.
     """
     texts: list[str] = []
     owners: list[str] = []
 
-    def add_points(parent_key: str, title: str) -> None:
+    def add_points(parent_key: str, title: str, lead: str) -> None:
+        context = f"{_first_words(lead, lead_words)} " if lead_words > 0 and lead else ""
         for point in law.children(parent_key):
             if point.kind != "point":
                 continue
             body = point.text or law.text_of(point.key)
-            windows_of(f"{title}\n{body}", point.key, words, texts, owners)
+            windows_of(f"{title}\n{context}{body}", point.key, words, texts, owners)
+            if any(c.kind == "point" for c in law.children(point.key)):
+                add_points(point.key, title, body)
 
     for key in keys:
         prov = law.get(key)
@@ -57,11 +69,11 @@ def provision_passages(law: Law, keys: Sequence[str], words: int) -> tuple[list[
             windows_of(f"{title}\n{law.text_of(key)}", key, words, texts, owners)
             continue
         first_point = next((c for c in children if c.kind == "point"), None)
-        if prov.text:  # the article's own text: a lead before paragraphs, or the lead of direct points
-            lead = _lead(prov.text, first_point.text if first_point else "")
+        lead = _lead(prov.text, first_point.text if first_point else "") if prov.text else ""
+        if lead:  # the article's own text: a lead before paragraphs, or the lead of direct points
             windows_of(f"{title}\n{lead}", key, words, texts, owners)
         if first_point is not None:
-            add_points(key, title)
+            add_points(key, title, lead)
         for par in children:
             if par.kind != "paragraph":
                 continue
@@ -69,6 +81,7 @@ def provision_passages(law: Law, keys: Sequence[str], words: int) -> tuple[list[
             if not points:
                 windows_of(f"{title}\n{par.text}", par.key, words, texts, owners)
                 continue
-            windows_of(f"{title}\n{_lead(par.text, points[0].text)}", par.key, words, texts, owners)
-            add_points(par.key, title)
+            par_lead = _lead(par.text, points[0].text)
+            windows_of(f"{title}\n{par_lead}", par.key, words, texts, owners)
+            add_points(par.key, title, par_lead)
     return texts, owners
