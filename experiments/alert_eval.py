@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,11 @@ def evaluate(
                         k: v for k, v in plain.to_dict().items() if k not in ("misses", "false_alarms")
                     },
                     "false_alarms": list(plain.false_alarms),
+                    "top30_recitals": sum(a.provision_key.startswith("rec:") for a in result.alerts[:30]),
+                    "alerts_per_provision_max": max(
+                        Counter(a.provision_key for a in result.alerts if a.decision == "alert").values(),
+                        default=0,
+                    ),
                     "top10": [
                         {
                             "paragraph": a.paragraph_id,

@@ -201,7 +201,8 @@ def provision_matches(named: str, expected: Sequence[str]) -> bool:
 class RankedScore:
     """An alert run as the ranked list an officer reads (alerts, then review items, in rank order).
 
-    ``may_alert`` paragraphs (arguable) are removed from the list before it is cut at k. When ``exhaustive`` (every
+    ``may_alert`` paragraphs (arguable) are removed from the list before it is cut at k; a list shorter than k is
+    scored over the items it has. When ``exhaustive`` (every
     statement paragraph judged, as for NIS2) an unjudged paragraph counts as wrong; otherwise precision counts
     judged paragraphs only (unjudged ones are removed like ``may_alert``).
     """
@@ -272,9 +273,9 @@ def score_ranking(
     if not exhaustive:
         ranked = [a for a in ranked if a.paragraph_id in must or a.paragraph_id in must_not]
 
-    def share(k: int, ok: Any) -> float:
+    def share(k: int, ok: Any) -> float:  # over the items shown: a list shorter than k is not padded
         top = ranked[:k]
-        return sum(1 for a in top if ok(a)) / k if top else 0.0
+        return sum(1 for a in top if ok(a)) / len(top) if top else 0.0
 
     def relevant(a: Any) -> bool:
         return a.paragraph_id in must

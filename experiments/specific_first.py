@@ -95,7 +95,7 @@ def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
                 scores = raw
             elif one_document:
                 scores = specific_first_scores(raw, labels, cfg)
-            else:  # every query its own document: the cap never binds, rule 1 only
+            else:  # every query its own document (below min_paragraphs): rule 1 only
                 scores = np.concatenate(
                     [specific_first_scores(raw[i : i + 1], labels, cfg) for i in range(len(raw))]
                 )

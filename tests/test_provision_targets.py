@@ -139,7 +139,7 @@ def test_score_ranking_counts_relevant_and_right_provisions() -> None:
     assert not provision_matches("art:21", ["art:21/par:2/pt:c"])
     assert not provision_matches("art:210", ["art:21"])
     judged = score_ranking(alerts, paragraphs, spec, ks=(3,), exhaustive=False)
-    assert judged.precision_at[3] == pytest.approx(2 / 2 * 2 / 3)  # unjudged removed: 2 of the top 2, k = 3
+    assert judged.precision_at[3] == 1.0  # unjudged removed: 2 of the 2 items left
 
 
 def test_alert_budget_demotes_alerts_beyond_it_and_drops_review_beyond_its_own() -> None:
@@ -178,14 +178,16 @@ def test_specific_first_moves_a_close_specific_article_above_a_weak_general_one(
 def test_specific_first_caps_a_general_article_in_a_documents_top_places() -> None:
     from compliance.linking.specific import SpecificFirstConfig, specific_first_order, specific_first_scores
 
-    cfg = SpecificFirstConfig(general=(5,), strong=0.9, ratio=1.0, cap=0.5, top=2)
+    cfg = SpecificFirstConfig(general=(5,), strong=0.9, ratio=1.0, cap=0.5, top=2, min_paragraphs=4)
     rows = [[(32, 0.5), (5, 0.1 * (i + 1)), (28, 0.05)] for i in range(4)]  # Art. 5 second in all four
     orders = specific_first_order(rows, cfg)
     # at most 2 of 4 keep Art. 5 in their top 2: the strongest two; the weakest two move it to rank 3
     assert orders == [[0, 2, 1], [0, 2, 1], [0, 1, 2], [0, 1, 2]]
+    # a document shorter than min_paragraphs is not capped
+    assert specific_first_order(rows[:3], cfg) == [[0, 1, 2]] * 3
     scores = np.array([[0.5, 0.1, 0.05], [0.5, 0.4, 0.05]])
     reranked = specific_first_scores(
-        scores, [32, 5, 28], SpecificFirstConfig(general=(5,), cap=0.5, top=2, strong=0.9)
+        scores, [32, 5, 28], SpecificFirstConfig(general=(5,), cap=0.5, top=2, strong=0.9, min_paragraphs=2)
     )
     assert list(np.argsort(-reranked[0])) == [0, 2, 1] and list(np.argsort(-reranked[1])) == [0, 1, 2]
 

@@ -81,7 +81,7 @@ class AlertConfig:
         point_lead_words: a point's passage starts with this many words of the text that introduces it.
         provisions_listed: each alert lists up to this many best provisions (distinct), best first.
         alert_budget: at most this many ``alert`` decisions per run; the rest, in rank order, become review
-            items. A float in (0, 1] is a share of the control paragraphs searched (default 0.15; at least
+            items. A float in (0, 1] is a share of the control paragraphs searched (default 0.2; at least
             ``min_budget``); None: no budget.
         review_budget: the same for review items (beyond it they are dropped).
         min_budget: the smallest budget a share gives.
@@ -102,8 +102,8 @@ class AlertConfig:
     article_cross_reference_discount: float = 0.0
     point_lead_words: int = 0
     provisions_listed: int = 3
-    alert_budget: float | None = 0.15
-    review_budget: float | None = 0.15
+    alert_budget: float | None = 0.2
+    review_budget: float | None = 0.2
     min_budget: int = 10
 
     def __post_init__(self) -> None:

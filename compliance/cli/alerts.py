@@ -208,12 +208,12 @@ def ack(
     "--alert-budget",
     default=None,
     help="At most this many alerts (an integer) or this share of the control paragraphs (0.15); the rest "
-    "become review items. 'none' for no budget. Default 0.15.",
+    "become review items. 'none' for no budget. Default 0.2.",
 )
 @click.option(
     "--review-budget",
     default=None,
-    help="The same for review items (beyond it they are dropped). Default 0.15.",
+    help="The same for review items (beyond it they are dropped). Default 0.2.",
 )
 @database_option
 @json_option

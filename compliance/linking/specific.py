@@ -6,7 +6,7 @@ Two rules on a ranked list of ``(article, score)``, the scores left as they are 
 1. **Specific first.** When the top article is general and its score is below ``strong``, the best specific
    article among the top ``window`` whose score is at least ``ratio`` × the general one's moves to the top (the
    text names a specific duty closely enough to be ranked for it).
-2. **Cap per document.** Over the paragraphs of one document, a general article may be in the top ``top``
+2. **Cap per document.** Over the paragraphs of one document (of at least ``min_paragraphs``), a general article may be in the top ``top``
    of at most ``cap`` (a share) of them; beyond that, its weakest appearances below ``strong`` move down to
    rank ``top + 1`` (it stays in the list, after the specific articles).
 
@@ -40,6 +40,8 @@ class SpecificFirstConfig:
         cap: a general article may be in the top ``top`` of at most this share of a document's paragraphs
             (None: no cap).
         top: the places the cap protects.
+        min_paragraphs: the cap applies to documents of at least this many ranked paragraphs (a share of a
+            handful of paragraphs says nothing about crowding).
     """
 
     general: tuple[int, ...] = (5, 24)
@@ -48,6 +50,7 @@ class SpecificFirstConfig:
     window: int = 3
     cap: float | None = 0.25
     top: int = 3
+    min_paragraphs: int = 8
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.ratio <= 1.0 or self.window < 2 or self.top < 1:
@@ -74,7 +77,7 @@ def specific_first_order(
                     order.insert(0, order.pop(pos))
                     break
         orders.append(order)
-    if cfg.cap is None or not rows:
+    if cfg.cap is None or len(rows) < cfg.min_paragraphs:
         return orders
     allowed = int(np.floor(cfg.cap * len(rows)))
     for article in general:
