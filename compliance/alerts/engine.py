@@ -7,11 +7,16 @@ articles whose text changed (provision key + text hash against the previous stor
    controls index (:class:`~compliance.search.LawSearch`, hybrid BM25 + dense). The union of the top
    ``candidates_per_provision`` hits per article and ``candidates_for_law`` for the whole law are candidates.
 2. **Link scores.** The link-decision bi-encoder (:mod:`compliance.linking.decision`) scores every candidate
-   paragraph against every passage of the queried articles; a paragraph's *provision score* is the max over
-   passages (the best-matching provision is kept as evidence), its *law score* the cosine with the mean of the
+   paragraph against every passage of the queried provisions — their numbered paragraphs and points
+   (:func:`compliance.rules.passages.provision_passages`), so an alert names ``art:21/par:2/pt:j``; a recital's
+   cosine is weighted down (``recital_weight``) and more so when it mostly cites another act
+   (``cross_reference_discount``). A paragraph's *provision score* is the max over passages (the best-matching
+   provision, and the next best ones, are kept as evidence), its *law score* the cosine with the mean of the
    passage embeddings. The ranking score fuses both: ``(1 - law_weight)·provision + law_weight·law``.
 3. **Decision.** The provision score is compared with the model's calibrated threshold and abstain band:
-   ``alert`` at or above the threshold, ``review`` in the band, dropped below.
+   ``alert`` at or above the threshold, ``review`` in the band, dropped below; one alert per control paragraph.
+   A per-run budget (``alert_budget``, ``review_budget``: a count or a share of the controls searched) turns the
+   alerts beyond it into review items and drops the review items beyond its own.
 4. **Storage.** Alerts (and review-band alerts, ``evidence.decision == "review"``) are stored ranked, linked to
    the run, each with an ``evidence`` object: best provision (key, title, snippet), paragraph snippet and
    document, shared salient terms, scores per method, the decision and the threshold used.
@@ -74,10 +79,10 @@ class AlertConfig:
             and ranked (recitals explain, articles oblige).
         cross_reference_discount: a recital whose sentences name another act (``Regulation (EU) 2016/679``) has
             its similarity multiplied by ``1 - discount × share of such sentences`` (NIS2 recital 121 on the
-            GDPR: share 0.8). Articles are not discounted: one that cites another act still obliges (ePrivacy
-            Art. 5(3), 13(2)).
+            GDPR: share 0.8).
         article_cross_reference_discount: the same discount for an article's paragraphs and points (default
-            0: an article that cites another act still obliges).
+            0: an article that cites another act still obliges, e.g. ePrivacy Art. 5(3) and 13(2); measured in
+            docs/alerts.md).
         point_lead_words: a point's passage starts with this many words of the text that introduces it.
         provisions_listed: each alert lists up to this many best provisions (distinct), best first.
         alert_budget: at most this many ``alert`` decisions per run; the rest, in rank order, become review
@@ -109,8 +114,13 @@ class AlertConfig:
     def __post_init__(self) -> None:
         if self.passage_level not in {"provision", "article"}:
             raise ConfigurationError("passage_level must be 'provision' or 'article'")
-        if not 0.0 < self.recital_weight <= 1.0 or not 0.0 <= self.cross_reference_discount <= 1.0:
-            raise ConfigurationError("recital_weight must be in (0, 1], cross_reference_discount in [0, 1]")
+        if not 0.0 < self.recital_weight <= 1.0:
+            raise ConfigurationError("recital_weight must be in (0, 1]")
+        for discount in (self.cross_reference_discount, self.article_cross_reference_discount):
+            if not 0.0 <= discount <= 1.0:
+                raise ConfigurationError("a cross-reference discount must be in [0, 1]")
+        if self.point_lead_words < 0 or self.provisions_listed < 1:
+            raise ConfigurationError("point_lead_words must be >= 0 and provisions_listed >= 1")
         for budget in (self.alert_budget, self.review_budget):
             if budget is not None and budget <= 0:
                 raise ConfigurationError("an alert budget must be positive (or None for no budget)")
