@@ -224,3 +224,22 @@ def test_parse_budget() -> None:
     for bad in ("0", "1.5", "-3", "lots"):
         with pytest.raises(ConfigurationError):
             parse_budget(bad)
+
+
+def test_provision_picker_dense_and_hybrid_with_an_encoder() -> None:
+    from compliance.linking.provisions import ProvisionPicker
+
+    vocabulary = ["continuity", "backup", "cryptography", "encryption", "risks", "measures"]
+
+    def encode(texts: Any) -> np.ndarray:  # bag of words over a tiny vocabulary, L2-normalised
+        rows = np.array([[t.lower().count(w) for w in vocabulary] for t in texts], dtype=np.float64) + 1e-6
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    dense = ProvisionPicker(LAW, encode=encode, bm25_weight=0.0)
+    hybrid = ProvisionPicker(LAW, encode=encode)
+    assert (dense.method, hybrid.method, ProvisionPicker(LAW).method) == ("dense", "hybrid", "bm25")
+    text = "All laptops use full-disk encryption and cryptography keys are rotated."
+    for picker in (dense, hybrid):
+        target = picker.pick(text, "art:1")
+        assert target is not None and target.key == "art:1/par:2/pt:b" and target.method == picker.method
+    assert hybrid.pick("banana xylophone", "art:1") is None  # no shared term: no target

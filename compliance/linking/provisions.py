@@ -11,7 +11,7 @@ sharing no term with any of its passages, has no provision target (the link stay
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +31,10 @@ class ProvisionTarget:
     Attributes:
         key: ``art:32/par:1/pt:a``.
         label: ``Art. 32(1)(a)``.
-        score: its BM25 score against the text.
+        score: its BM25 score (or cosine similarity, method ``dense``) against the text.
         share: ``score`` over the sum of the article's passages' scores (how clearly it wins, 0–1).
         runner_up: the second-best provision's key, if any.
-        method: ``bm25``.
+        method: ``bm25`` or ``dense``.
     """
 
     key: str
@@ -56,9 +56,22 @@ class ProvisionTarget:
 
 
 class ProvisionPicker:
-    """BM25 over the paragraphs and points of one law's articles (see the module docstring)."""
+    """BM25 over the paragraphs and points of one law's articles (see the module docstring).
 
-    def __init__(self, law: Law, *, passage_words: int = 120) -> None:
+    ``encode`` (texts → L2-normalised vectors, e.g. ``LinkDecisionModel.encode``) adds the dense encoder (the
+    passages are embedded once): ``bm25_weight`` 0 picks by cosine alone (``method`` ``dense``), between 0 and 1
+    by ``w · bm25 / max + (1 − w) · min-max-scaled cosine`` over the article's passages (``hybrid``, 0.5 when an
+    encoder is given).
+    """
+
+    def __init__(
+        self,
+        law: Law,
+        *,
+        passage_words: int = 120,
+        encode: Callable[[Sequence[str]], np.ndarray] | None = None,
+        bm25_weight: float | None = None,
+    ) -> None:
         from compliance.retrieval.bm25 import BM25Index
         from compliance.retrieval.types import Document
         from compliance.rules.passages import provision_passages
@@ -71,6 +84,10 @@ class ProvisionPicker:
         for i, owner in enumerate(owners):
             self._by_article[owner.split("/", 1)[0]].append(i)
         self.index: BM25Index = BM25Index.build([Document(str(i), t) for i, t in enumerate(texts)])
+        self.encode = encode
+        self.bm25_weight = 1.0 if encode is None else 0.5 if bm25_weight is None else float(bm25_weight)
+        self.method = "bm25" if self.bm25_weight >= 1.0 else "dense" if self.bm25_weight <= 0.0 else "hybrid"
+        self._vectors = encode(texts) if encode is not None else None
 
     def articles_with_provisions(self) -> set[str]:
         """Article keys that have more than one provision to choose from."""
@@ -84,7 +101,7 @@ class ProvisionPicker:
         rows = self._by_article.get(key, [])
         if len({self.owners[i] for i in rows}) < 2:
             return None
-        scores = self.index.scores(text)[rows]
+        scores = self._scores(text, rows)
         best_by_owner: dict[str, float] = {}
         for row, score in zip(rows, scores, strict=True):
             owner = self.owners[row]
@@ -95,7 +112,22 @@ class ProvisionPicker:
             return None
         total = float(np.sum([v for _, v in ranked if v > 0]))
         runner = ranked[1][0] if len(ranked) > 1 and ranked[1][1] > 0 else None
-        return ProvisionTarget(best, provision_label(best), score, score / total if total else 0.0, runner)
+        return ProvisionTarget(
+            best, provision_label(best), score, score / total if total else 0.0, runner, self.method
+        )
+
+    def _scores(self, text: str, rows: list[int]) -> np.ndarray:
+        w = self.bm25_weight
+        bm25 = self.index.scores(text)[rows] if w > 0 else np.zeros(len(rows))
+        if self._vectors is None or self.encode is None or w >= 1.0:
+            return np.asarray(bm25, dtype=np.float64)
+        cos = np.asarray(self._vectors[rows] @ self.encode([text])[0], dtype=np.float64)
+        if w <= 0.0:
+            return cos
+        if float(np.max(bm25)) <= 0.0:  # no shared term: nothing to mix in, no target
+            return np.zeros(len(rows))
+        span = float(cos.max() - cos.min()) or 1.0
+        return w * bm25 / float(np.max(bm25)) + (1 - w) * (cos - cos.min()) / span
 
     def pick_many(self, pairs: Sequence[tuple[str, str | int]]) -> list[ProvisionTarget | None]:
         return [self.pick(text, article) for text, article in pairs]
