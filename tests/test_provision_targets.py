@@ -243,3 +243,17 @@ def test_provision_picker_dense_and_hybrid_with_an_encoder() -> None:
         target = picker.pick(text, "art:1")
         assert target is not None and target.key == "art:1/par:2/pt:b" and target.method == picker.method
     assert hybrid.pick("banana xylophone", "art:1") is None  # no shared term: no target
+
+
+def test_within_article_repicks_the_point_by_bm25_and_cosine() -> None:
+    from compliance.alerts.engine import _passage_bm25, _within_article
+
+    texts, owners = provision_passages(LAW, ["art:1", "art:2", "rec:1"], 120)
+    lexical = _passage_bm25(texts)
+    cos = np.array([0.50, 0.40, 0.52, 0.45, 0.10, 0.30])  # the encoder prefers point (a)
+    text = "Laptops use full-disk encryption; cryptography keys are rotated."
+    best = int(np.argmax(cos))
+    assert owners[_within_article(best, owners, cos, lexical, text)] == "art:1/par:2/pt:b"
+    assert _within_article(best, owners, cos, lexical, "banana xylophone") == best  # no shared term
+    assert _within_article(4, owners, cos, lexical, text) == 4  # art:2 has one provision
+    assert _within_article(5, owners, cos, lexical, text) == 5  # a recital stays
