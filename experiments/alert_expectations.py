@@ -21,12 +21,28 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.alerts.engine import ProposedAlert
     from compliance.store.records import StoredParagraph
 
-__all__ = ["ExpectationScore", "load_expectations", "locate", "score_alerts"]
+__all__ = [
+    "ExpectationScore",
+    "RankedScore",
+    "expected_keys",
+    "load_expectations",
+    "locate",
+    "provision_matches",
+    "score_alerts",
+    "score_ranking",
+]
 
 
 def load_expectations(path: str | Path | None = None) -> dict[str, Any]:
-    """Expectations from a JSON file (default: the ePrivacy expectations shipped with the package)."""
-    source = Path(path) if path is not None else bundled_data("eprivacy_expectations.json")
+    """Expectations from a JSON file (default: the ePrivacy expectations shipped with the package); a bare name
+    such as ``"nis2"`` loads the shipped ``<name>_expectations.json``."""
+    if path is None:
+        path = "eprivacy"
+    source: Path | Any
+    if isinstance(path, str) and "/" not in path and not path.endswith(".json"):
+        source = bundled_data(f"{path}_expectations.json")
+    else:
+        source = Path(path)
     loaded: dict[str, Any] = json.loads(source.read_text(encoding="utf-8"))
     return loaded
 
@@ -159,4 +175,136 @@ def score_alerts(
         review_total=sum(a.decision == "review" for a in alerts),
         misses=tuple(label for p, label in positives if not alerted(p)),
         false_alarms=tuple(label for n, label in negatives if alerted(n)),
+    )
+
+
+# -- ranked view: precision at k, recall, the right provision ----------------------------------------------------
+def expected_keys(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    """The provision keys an expectation names: ``nis2_provisions``/``provisions`` as keys (``art:21/par:2/pt:c``)
+    or ``<law>_articles`` as article numbers (``[5]`` → ``art:5``)."""
+    keys: list[str] = []
+    for name, value in entry.items():
+        if name.endswith("_provisions") or name == "provisions":
+            keys.extend(str(v) for v in value)
+        elif name.endswith("_articles"):
+            keys.extend(f"art:{v}" for v in value)
+    return tuple(keys)
+
+
+def provision_matches(named: str, expected: Sequence[str]) -> bool:
+    """Whether an alert's provision key ``named`` is one of ``expected`` or inside one of them (``art:5/par:3``
+    is inside ``art:5``); a whole article does *not* match an expected point of it."""
+    return any(named == e or named.startswith(e + "/") for e in expected)
+
+
+@dataclass(frozen=True, slots=True)
+class RankedScore:
+    """An alert run as the ranked list an officer reads (alerts, then review items, in rank order).
+
+    ``may_alert`` paragraphs (arguable) are removed from the list before it is cut at k; a list shorter than k is
+    scored over the items it has. When ``exhaustive`` (every
+    statement paragraph judged, as for NIS2) an unjudged paragraph counts as wrong; otherwise precision counts
+    judged paragraphs only (unjudged ones are removed like ``may_alert``).
+    """
+
+    ks: tuple[int, ...]
+    precision_at: dict[int, float]
+    provision_precision_at: dict[int, float]
+    article_precision_at: dict[int, float]
+    recall: float
+    flagged_recall: float
+    provision_recall: float
+    alerts_total: int
+    review_total: int
+    paragraphs_flagged: int
+    exhaustive: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        def r(d: dict[int, float]) -> dict[str, float]:
+            return {f"@{k}": round(v, 4) for k, v in d.items()}
+
+        return {
+            "precision": r(self.precision_at),
+            "right_provision": r(self.provision_precision_at),
+            "right_article": r(self.article_precision_at),
+            "recall": round(self.recall, 4),
+            "flagged_recall": round(self.flagged_recall, 4),
+            "provision_recall": round(self.provision_recall, 4),
+            "alerts": self.alerts_total,
+            "review": self.review_total,
+            "paragraphs_flagged": self.paragraphs_flagged,
+            "exhaustive": self.exhaustive,
+        }
+
+
+def _article_of(key: str) -> str:
+    return key.split("/", 1)[0]
+
+
+def score_ranking(
+    alerts: Sequence[Any],
+    paragraphs: Sequence[StoredParagraph],
+    expectations: Mapping[str, Any] | str | Path | None = None,
+    *,
+    ks: Sequence[int] = (10, 30),
+    exhaustive: bool | None = None,
+) -> RankedScore:
+    """Precision at k (relevant paragraph; right provision; right article), recall and provision recall.
+
+    *Right provision*: the alert's best provision is an expected provision or inside one (``art:21/par:2/pt:c``
+    for an expected ``art:21/par:2/pt:c``; the whole ``art:21`` is not). *Right article*: same article.
+    *Provision recall*: must-alert paragraphs alerted with the right best provision.
+    ``exhaustive`` defaults to whether the expectations carry a ``may_alert`` list (every paragraph judged).
+    """
+    spec: Mapping[str, Any]
+    if expectations is None or isinstance(expectations, str | Path):
+        spec = load_expectations(expectations)
+    else:
+        spec = expectations
+    paragraphs = list(paragraphs)
+    exhaustive = "may_alert" in spec if exhaustive is None else exhaustive
+
+    def where(kind: str) -> dict[int, tuple[str, ...]]:
+        return {locate(paragraphs, e["document"], e["phrase"]): expected_keys(e) for e in spec.get(kind, [])}
+
+    must, may, must_not = where("must_alert"), where("may_alert"), where("must_not_alert")
+    ranked = sorted(alerts, key=lambda a: (a.decision != "alert", a.rank, a.paragraph_id))
+    ranked = [a for a in ranked if a.paragraph_id not in may]
+    if not exhaustive:
+        ranked = [a for a in ranked if a.paragraph_id in must or a.paragraph_id in must_not]
+
+    def share(k: int, ok: Any) -> float:  # over the items shown: a list shorter than k is not padded
+        top = ranked[:k]
+        return sum(1 for a in top if ok(a)) / len(top) if top else 0.0
+
+    def relevant(a: Any) -> bool:
+        return a.paragraph_id in must
+
+    def right_provision(a: Any) -> bool:
+        return relevant(a) and provision_matches(str(a.provision_key), must[a.paragraph_id])
+
+    def right_article(a: Any) -> bool:
+        return relevant(a) and provision_matches(
+            _article_of(str(a.provision_key)), [_article_of(e) for e in must[a.paragraph_id]]
+        )
+
+    alerted = {a.paragraph_id: a for a in alerts if a.decision == "alert"}
+    flagged = {a.paragraph_id for a in alerts}
+    n = len(must) or 1
+    return RankedScore(
+        ks=tuple(ks),
+        precision_at={k: share(k, relevant) for k in ks},
+        provision_precision_at={k: share(k, right_provision) for k in ks},
+        article_precision_at={k: share(k, right_article) for k in ks},
+        recall=sum(p in alerted for p in must) / n,
+        flagged_recall=sum(p in flagged for p in must) / n,
+        provision_recall=sum(
+            p in alerted and provision_matches(str(alerted[p].provision_key), keys)
+            for p, keys in must.items()
+        )
+        / n,
+        alerts_total=sum(a.decision == "alert" for a in alerts),
+        review_total=sum(a.decision == "review" for a in alerts),
+        paragraphs_flagged=len(flagged),
+        exhaustive=exhaustive,
     )

@@ -46,9 +46,10 @@ def test_alerts_rank_the_concerned_controls(store: Any, loaded: dict[str, Any], 
     para = loaded["para"]
     decided = {a.paragraph_id: a for a in result.alerts}
     assert decided[para[COOKIE]].decision == "alert"
-    assert decided[para[COOKIE]].provision_key == "art:1"
+    # alerts name the paragraph of the article that fits (art:1/par:1: consent to cookies)
+    assert decided[para[COOKIE]].provision_key.startswith("art:1/par:")
     assert decided[para[MARKETING]].decision == "alert"
-    assert decided[para[MARKETING]].provision_key == "art:2"
+    assert decided[para[MARKETING]].provision_key.startswith("art:2/par:")
     assert para[CLEAN_DESK] not in decided or decided[para[CLEAN_DESK]].decision == "review"
     assert [a.rank for a in result.alerts] == list(range(1, len(result.alerts) + 1))
 
@@ -56,7 +57,12 @@ def test_alerts_rank_the_concerned_controls(store: Any, loaded: dict[str, Any], 
     assert {a.paragraph_id for a in stored} == set(decided)
     cookie = next(a for a in stored if a.paragraph_id == para[COOKIE])
     ev = cookie.evidence
-    assert cookie.provision_key == "art:1"  # provision id resolved and stored
+    assert cookie.provision_key == ev["provision_key"]  # provision id resolved and stored
+    assert ev["article_key"] == "art:1" and ev["provision_label"].startswith("Art. 1(")
+    assert ev["provisions"][0]["key"] == ev["provision_key"]  # the best provisions listed, best first
+    assert [p["score"] for p in ev["provisions"]] == sorted(
+        (p["score"] for p in ev["provisions"]), reverse=True
+    )
     assert ev["decision"] == "alert"
     assert ev["provision_title"] == "Cookies and terminal equipment"
     assert "cooki" in " ".join(ev["shared_terms"]).lower()
@@ -94,7 +100,7 @@ def test_new_version_alerts_only_on_changed_articles(
     assert result.law_version == 2
     alerted = {a.paragraph_id for a in result.alerts if a.decision == "alert"}
     assert alerted == {loaded["para"][MARKETING]}
-    assert all(a.provision_key == "art:2" for a in result.alerts)
+    assert all(a.evidence["article_key"] == "art:2" for a in result.alerts)
     # unchanged version: nothing queried
     result_all = run_alerts(
         store,
@@ -159,7 +165,7 @@ def test_cli_laws_add_raises_alerts_then_list_show_ack(
     assert items and all("evidence" in a and "decision" in a for a in items)
     top = items[0]
     assert top["rank"] == 1 and top["decision"] == "alert"
-    assert top["evidence"]["provision_key"] in {"art:1", "art:2"}
+    assert top["evidence"]["article_key"] in {"art:1", "art:2"}
 
     out = runner.invoke(cli, ["alerts", "show", str(top["id"]), "--database", db])
     assert out.exit_code == 0 and "provision:" in out.output
@@ -246,7 +252,9 @@ def test_cli_alerts_run_posts_signed_webhook(tmp_path: Path, decision: Any) -> N
     assert signature == "sha256=" + hmac.new(b"k3y", body, hashlib.sha256).hexdigest()
     payload = json.loads(body)
     assert payload["event"] == "alerts.created" and payload["law"] == "minicookie"
-    assert {i["provision_key"] for i in payload["items"] if i["decision"] == "alert"} == {"art:1", "art:2"}
+    alerted = [i for i in payload["items"] if i["decision"] == "alert"]
+    assert {i["provision_key"].split("/")[0] for i in alerted} == {"art:1", "art:2"}
+    assert all(i["provision_label"].startswith(("Art. 1(", "Art. 2(")) for i in alerted)
 
 
 def test_hook_reports_a_failed_run(store: Any, tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ def test_eprivacy_raises_ranked_alerts_with_evidence(
     from compliance.rules import load_law_file
     from compliance.search import LawSearch
     from compliance.store import Store
-    from experiments.alert_expectations import score_alerts
+    from experiments.alert_expectations import score_alerts, score_ranking
 
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     store.ensure_schema()
@@ -57,12 +57,18 @@ def test_eprivacy_raises_ranked_alerts_with_evidence(
     search = LawSearch(store, index_dir=tmp_path / "idx")
     result = run_alerts(store, "eprivacy", decision=decision, search=search)
 
-    score = score_alerts(result.alerts, list(store.iter_paragraphs()))
+    paragraphs = list(store.iter_paragraphs())
+    score = score_alerts(result.alerts, paragraphs)
     report = score.to_dict()
-    assert score.recall >= 0.6, report
+    # the alert budget (0.2 of the controls) and the recital weight trade recall for a short, precise list
+    assert score.recall >= 0.45, report
     assert score.precision >= 0.85, report
     assert score.alerted_false <= 2, report
-    assert score.pairwise_ranking >= 0.85, report
+    assert score.pairwise_ranking >= 0.8, report
+    ranked = score_ranking(result.alerts, paragraphs, "eprivacy")
+    assert ranked.precision_at[10] >= 0.9 and ranked.precision_at[30] >= 0.85, ranked.to_dict()
+    assert ranked.provision_precision_at[10] >= 0.7, ranked.to_dict()
+    assert ranked.paragraphs_flagged <= 0.4 * len(search.controls_index()) + 1
 
     stored = store.list_alerts(run_id=result.run_id)
     assert len(stored) == len(result.alerts) > 0
@@ -70,6 +76,7 @@ def test_eprivacy_raises_ranked_alerts_with_evidence(
     ev = first.evidence
     assert ev["decision"] == "alert"
     assert ev["provision_key"].startswith("art:") and first.provision_key == ev["provision_key"]
+    assert ev["provision_label"].startswith("Art. ") and ev["provisions"][0]["key"] == ev["provision_key"]
     assert ev["shared_terms"] and ev["paragraph_snippet"] and ev["provision_snippet"]
     assert {"link", "law", "fused"} <= set(ev["scores"])
     # the ranking puts alerts before review items and is ordered by the fused score within each

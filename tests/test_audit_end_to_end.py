@@ -72,9 +72,19 @@ def test_audit_stores_links_and_is_idempotent(store: Any, model_dir: Path, tmp_p
     assert all({"encoder", "lexical", "prior"} <= set(link.evidence["components"]) for link in links)
     assert any(link.evidence.get("shared_terms") for link in links)
     assert sorted({link.rank for link in links}) == [1, 2, 3]
+    # provision-level targets: the paragraph of the classifier's article that fits, with its own score
+    targeted = [link for link in links if "provision" in link.evidence]
+    assert targeted
+    for link in targeted:
+        target = link.evidence["provision"]
+        assert target["key"].startswith(f"art:{link.evidence['article']}/par:") and target["score"] > 0
+        assert target["label"].startswith(f"Art. {link.evidence['article']}(")
+    current = {c.link_id: c for c in store.current_links(run_id=report.run_id)}
+    assert any(c.target.startswith("Art. ") and "(" in c.target for c in current.values())
     run = store.get_run(report.run_id)
     assert run.kind == "audit" and run.status == "succeeded"
     assert run.model["identity"] == clf.identity
+    assert run.config["provision_targets"] == "bm25"
     # unchanged document, same model: nothing classified again
     again = audit_documents(store, [doc], clf)
     assert again.documents[0].status == "unchanged" and again.links == 0
@@ -83,6 +93,7 @@ def test_audit_stores_links_and_is_idempotent(store: Any, model_dir: Path, tmp_p
     assert export_links_file(store, out_csv, query=LinkQuery(run=report.run_id)).links == 9
     rows = list(csv.DictReader(out_csv.open()))
     assert {r["provision"] for r in rows} <= {"art:5", "art:15", "art:17", "art:32", "art:33"}
+    assert any("provision: Art. " in r["evidence"] for r in rows)
     out_json = tmp_path / "links.json"
     export_links_file(store, out_json, query=LinkQuery(run=report.run_id))
     assert len(json.loads(out_json.read_text())) == 9

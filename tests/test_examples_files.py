@@ -297,3 +297,28 @@ def test_control_set_is_not_copied_from_the_gdpr(shared_data: Path) -> None:
     assert len(law_grams) > 10_000
     copied = {item["id"] for item in controls() if _ngrams(str(item["text"]), 8) & law_grams}
     assert not copied
+
+
+# ------------------------------------------------------------------------------------ NIS2 expectations
+
+
+def test_nis2_expectation_phrases_identify_one_paragraph_each(shared_data: Path) -> None:
+    from compliance.rules import load_law_file
+
+    expectations = json.loads((DATA / "nis2_expectations.json").read_text(encoding="utf-8"))
+    assert expectations["law"] == "nis2"
+    must, may, must_not = (expectations[k] for k in ("must_alert", "may_alert", "must_not_alert"))
+    assert len(must) >= 30 and len(must_not) >= 50 and may
+    assert {"incident reporting", "business continuity", "encryption", "supply chain", "HR security"} <= {
+        entry["topic"] for entry in must
+    }
+    texts = {name: document_text(name) for name in EXPECTED}
+    for entry in must + may + must_not:
+        phrase = entry["phrase"]
+        hits = {name: text.count(phrase) for name, text in texts.items() if phrase in text}
+        assert hits == {entry["document"]: 1}, (phrase, hits)
+    nis2 = load_law_file(shared_data / "laws" / "eu" / "nis2.json")
+    keys = {p.key for p in nis2.provisions}
+    for entry in must:
+        assert entry["nis2_provisions"] and set(entry["nis2_provisions"]) <= keys, entry
+    assert all(entry["nis2_provisions"] == [] for entry in may + must_not)

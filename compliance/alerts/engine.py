@@ -7,11 +7,16 @@ articles whose text changed (provision key + text hash against the previous stor
    controls index (:class:`~compliance.search.LawSearch`, hybrid BM25 + dense). The union of the top
    ``candidates_per_provision`` hits per article and ``candidates_for_law`` for the whole law are candidates.
 2. **Link scores.** The link-decision bi-encoder (:mod:`compliance.linking.decision`) scores every candidate
-   paragraph against every passage of the queried articles; a paragraph's *provision score* is the max over
-   passages (the best-matching provision is kept as evidence), its *law score* the cosine with the mean of the
+   paragraph against every passage of the queried provisions — their numbered paragraphs and points
+   (:func:`compliance.rules.passages.provision_passages`), so an alert names ``art:21/par:2/pt:j``; a recital's
+   cosine is weighted down (``recital_weight``) and more so when it mostly cites another act
+   (``cross_reference_discount``). A paragraph's *provision score* is the max over passages (the best-matching
+   provision, and the next best ones, are kept as evidence), its *law score* the cosine with the mean of the
    passage embeddings. The ranking score fuses both: ``(1 - law_weight)·provision + law_weight·law``.
 3. **Decision.** The provision score is compared with the model's calibrated threshold and abstain band:
-   ``alert`` at or above the threshold, ``review`` in the band, dropped below.
+   ``alert`` at or above the threshold, ``review`` in the band, dropped below; one alert per control paragraph.
+   A per-run budget (``alert_budget``, ``review_budget``: a count or a share of the controls searched) turns the
+   alerts beyond it into review items and drops the review items beyond its own.
 4. **Storage.** Alerts (and review-band alerts, ``evidence.decision == "review"``) are stored ranked, linked to
    the run, each with an ``evidence`` object: best provision (key, title, snippet), paragraph snippet and
    document, shared salient terms, scores per method, the decision and the threshold used.
@@ -29,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compliance.errors import ConfigurationError
-from compliance.text import clean_text, snippet, word_windows
+from compliance.rules.passages import provision_passages, windows_of
+from compliance.text import snippet
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.linking.decision import LinkDecisionModel
@@ -44,6 +50,7 @@ __all__ = [
     "ProposedAlert",
     "changed_provisions",
     "load_decision_model",
+    "parse_budget",
     "run_alerts",
 ]
 
@@ -65,6 +72,29 @@ class AlertConfig:
         changed_only: for a new version of a known law, query only articles whose text changed.
         include_recitals: recitals are queries too (they often name what the articles describe abstractly,
             e.g. "cookies" for the ePrivacy Directive's rule on terminal equipment).
+        passage_level: ``"provision"`` (default): an article's passages are its numbered paragraphs and points
+            (each with the article title), so an alert names ``art:21/par:2/pt:j``; ``"article"``: word windows of
+            the whole article (the ranking before issue 13).
+        recital_weight: a recital's similarity is multiplied by this when the best provision is chosen, decided
+            and ranked (recitals explain, articles oblige).
+        cross_reference_discount: a recital whose sentences name another act (``Regulation (EU) 2016/679``) has
+            its similarity multiplied by ``1 - discount × share of such sentences`` (NIS2 recital 121 on the
+            GDPR: share 0.8).
+        article_cross_reference_discount: the same discount for an article's paragraphs and points (default
+            0: an article that cites another act still obliges, e.g. ePrivacy Art. 5(3) and 13(2); measured in
+            docs/alerts.md).
+        point_lead_words: a point's passage starts with this many words of the text that introduces it.
+        within_article: how the paragraph or point is chosen once the best passage's article is known:
+            ``"dense"`` (default) keeps the best passage's own provision; ``"hybrid"`` re-picks it among that
+            article's passages by 0.5 · BM25 / max + 0.5 · min-max-scaled cosine (as
+            :class:`~compliance.linking.provisions.ProvisionPicker`; on the NIS2 expectations it named fewer right
+            points, docs/alerts.md). The score, decision and rank are not changed.
+        provisions_listed: each alert lists up to this many best provisions (distinct), best first.
+        alert_budget: at most this many ``alert`` decisions per run; the rest, in rank order, become review
+            items. A float in (0, 1] is a share of the control paragraphs searched (default 0.2; at least
+            ``min_budget``); None: no budget.
+        review_budget: the same for review items (beyond it they are dropped).
+        min_budget: the smallest budget a share gives.
     """
 
     candidates_per_provision: int = 20
@@ -76,8 +106,32 @@ class AlertConfig:
     snippet_chars: int = 300
     changed_only: bool = True
     include_recitals: bool = True
+    passage_level: str = "provision"
+    recital_weight: float = 0.9
+    cross_reference_discount: float = 0.5
+    article_cross_reference_discount: float = 0.0
+    point_lead_words: int = 0
+    within_article: str = "dense"
+    provisions_listed: int = 3
+    alert_budget: float | None = 0.2
+    review_budget: float | None = 0.2
+    min_budget: int = 10
 
     def __post_init__(self) -> None:
+        if self.within_article not in {"hybrid", "dense"}:
+            raise ConfigurationError("within_article must be 'hybrid' or 'dense'")
+        if self.passage_level not in {"provision", "article"}:
+            raise ConfigurationError("passage_level must be 'provision' or 'article'")
+        if not 0.0 < self.recital_weight <= 1.0:
+            raise ConfigurationError("recital_weight must be in (0, 1]")
+        for discount in (self.cross_reference_discount, self.article_cross_reference_discount):
+            if not 0.0 <= discount <= 1.0:
+                raise ConfigurationError("a cross-reference discount must be in [0, 1]")
+        if self.point_lead_words < 0 or self.provisions_listed < 1:
+            raise ConfigurationError("point_lead_words must be >= 0 and provisions_listed >= 1")
+        for budget in (self.alert_budget, self.review_budget):
+            if budget is not None and budget <= 0:
+                raise ConfigurationError("an alert budget must be positive (or None for no budget)")
         if not 0.0 <= self.law_weight <= 1.0:
             raise ConfigurationError("law_weight must be within [0, 1]")
         if self.candidates_per_provision < 1 or self.candidates_for_law < 0:
@@ -136,6 +190,7 @@ class AlertRunResult:
                 {
                     "paragraph_id": a.paragraph_id,
                     "provision_key": a.provision_key,
+                    "provision_label": a.evidence.get("provision_label", a.provision_key),
                     "score": a.score,
                     "decision": a.decision,
                     "rank": a.rank,
@@ -187,13 +242,63 @@ def _passages(law: Law, keys: Sequence[str], words: int) -> tuple[list[str], lis
     owners: list[str] = []
     for key in keys:
         prov = law.get(key)
-        tokens = clean_text(f"{prov.title or ''}\n{law.text_of(key)}", legal=True).split()
-        if not tokens:
-            continue
-        for window in word_windows(tokens, words, words // 5):
-            texts.append(" ".join(window))
-            owners.append(key)
+        windows_of(f"{prov.title or ''}\n{law.text_of(key)}", key, words, texts, owners)
     return texts, owners
+
+
+def _own_number(law: Law) -> str | None:
+    """``2022/2555`` for CELEX ``32022L2555`` (how the act names itself in other acts' citations)."""
+    ident = law.identifier or ""
+    if len(ident) >= 9 and ident[0] == "3" and ident[1:5].isdigit() and ident[6:].isdigit():
+        return f"{ident[1:5]}/{int(ident[6:])}"
+    return None
+
+
+def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tuple[np.ndarray, list[float]]:
+    """Per passage: the weight its similarity is multiplied by, and the recital's cross-reference share."""
+    from compliance.rules.references import foreign_reference_share
+
+    own = _own_number(law)
+    weights = np.ones(len(owners), dtype=np.float32)
+    shares: list[float] = []
+    cache: dict[str, float] = {}
+    for i, key in enumerate(owners):
+        recital = key.startswith("rec:")
+        discount = config.cross_reference_discount if recital else config.article_cross_reference_discount
+        share = 0.0
+        if discount > 0:
+            if key not in cache:
+                cache[key] = foreign_reference_share(law.text_of(key), own)
+            share = cache[key]
+        weights[i] = (config.recital_weight if recital else 1.0) * (1.0 - discount * share)
+        shares.append(share)
+    return weights, shares
+
+
+def parse_budget(text: str) -> float | int | None:
+    """A budget as written on the command line: ``none``, an integer (``40``) or a share (``0.15``).
+
+    Raises:
+        ConfigurationError: anything else, or a value that is not positive.
+    """
+    value = text.strip().lower()
+    if value in {"none", "off", ""}:
+        return None
+    try:
+        number: float | int = int(value) if value.isdigit() else float(value)
+    except ValueError as exc:
+        raise ConfigurationError(f"an alert budget is a count, a share or 'none', not {text!r}") from exc
+    if number <= 0 or (isinstance(number, float) and number > 1):
+        raise ConfigurationError(f"an alert budget is a positive count or a share in (0, 1], not {text!r}")
+    return number
+
+
+def _budget(value: float | None, searched: int, floor: int) -> int | None:
+    if value is None:
+        return None
+    if value <= 1.0 and isinstance(value, float):
+        return max(floor, round(value * searched))
+    return int(value)
 
 
 def run_alerts(
@@ -312,14 +417,25 @@ def _decide(
     if not candidates:
         return [], searched
 
-    texts, owners = _passages(law, keys, config.passage_words)
+    if config.passage_level == "article":
+        texts, owners = _passages(law, keys, config.passage_words)
+    else:
+        texts, owners = provision_passages(
+            law, keys, config.passage_words, lead_words=config.point_lead_words
+        )
+    weights, shares = _passage_weights(law, owners, config)
     passage_vecs = decision.encode(texts)
     para_vecs = decision.encode([paragraphs[int(c)].text for c in candidates])
-    sims = para_vecs @ passage_vecs.T  # candidates × passages
+    raw = para_vecs @ passage_vecs.T  # candidates × passages
+    sims = raw * weights[None, :]
     law_vec = passage_vecs.mean(axis=0)
     law_vec = law_vec / (np.linalg.norm(law_vec) or 1.0)
     law_scores = para_vecs @ law_vec
 
+    from compliance.rules.references import provision_label
+
+    rerank = config.within_article == "hybrid" and config.passage_level == "provision"
+    lexical = _passage_bm25(texts) if rerank else None
     out: list[ProposedAlert] = []
     for row, cid in enumerate(candidates):
         best = int(np.argmax(sims[row]))
@@ -327,19 +443,50 @@ def _decide(
         verdict = decision.decide(link)
         if verdict == "drop" or (verdict == "review" and not config.include_review):
             continue
+        if lexical is not None:
+            best = _within_article(best, owners, raw[row], lexical, paragraphs[int(cid)].text)
         key = owners[best]
         prov = law.get(key)
         para = paragraphs[int(cid)]
         fused = (1 - config.law_weight) * link + config.law_weight * float(law_scores[row])
         hit = retrieval.get(cid)
-        query = f"{prov.title or ''}\n{law.text_of(key)}"
+        article = key.split("/", 1)[0]
+        query = f"{law.get(article).title or ''}\n{law.text_of(key)}"
         terms = [t for t, _ in index.salient_terms(query, cid, n=8)]
+        listed: list[dict[str, Any]] = []
+        for j in np.argsort(-sims[row]):
+            owner = owners[int(j)]
+            if any(item["key"] == owner for item in listed):
+                continue
+            if float(sims[row, j]) < decision.lower or len(listed) >= config.provisions_listed:
+                break
+            listed.append(
+                {
+                    "key": owner,
+                    "label": provision_label(owner),
+                    "score": round(float(sims[row, j]), 6),
+                    "similarity": round(float(raw[row, j]), 6),
+                }
+            )
+        if not listed or listed[0]["key"] != key:  # the provision re-picked within the article comes first
+            listed = [
+                {
+                    "key": key,
+                    "label": provision_label(key),
+                    "score": round(float(sims[row, best]), 6),
+                    "similarity": round(float(raw[row, best]), 6),
+                },
+                *[item for item in listed if item["key"] != key],
+            ][: config.provisions_listed]
         evidence: dict[str, Any] = {
             "decision": "alert" if verdict == "propose" else "review",
             "law": law.short_name,
             "provision_key": key,
-            "provision_title": prov.title or "",
+            "provision_label": provision_label(key),
+            "article_key": article,
+            "provision_title": prov.title or law.get(article).title or "",
             "provision_snippet": snippet(texts[best], config.snippet_chars),
+            "provisions": listed,
             "paragraph_id": para.id,
             "paragraph_snippet": snippet(para.text, config.snippet_chars),
             "document": para.source,
@@ -348,6 +495,9 @@ def _decide(
             "shared_terms": terms,
             "scores": {
                 "link": round(link, 6),
+                "similarity": round(float(raw[row, best]), 6),
+                "provision_weight": round(float(weights[best]), 4),
+                "cross_reference_share": round(shares[best], 4),
                 "law": round(float(law_scores[row]), 6),
                 "fused": round(fused, 6),
                 "retrieval_provision": None if hit is None else round(float(hit["score"]), 6),
@@ -361,9 +511,59 @@ def _decide(
         out.append(ProposedAlert(para.id, key, fused, str(evidence["decision"]), 0, evidence))
     # alerts before review items, each by fused score
     out.sort(key=lambda a: (a.decision != "alert", -a.score, a.paragraph_id))
+    out = _apply_budget(out, searched, config)
     if config.max_alerts is not None:
         out = out[: config.max_alerts]
     return [
         ProposedAlert(a.paragraph_id, a.provision_key, a.score, a.decision, rank, a.evidence)
         for rank, a in enumerate(out, start=1)
     ], searched
+
+
+def _passage_bm25(texts: Sequence[str]) -> Any:
+    from compliance.retrieval.bm25 import BM25Index
+    from compliance.retrieval.types import Document
+
+    return BM25Index.build([Document(str(i), t) for i, t in enumerate(texts)])
+
+
+def _within_article(best: int, owners: Sequence[str], cosines: np.ndarray, lexical: Any, text: str) -> int:
+    """The passage of the best passage's article (not a recital) that best fits ``text`` by equal parts BM25
+    (over the law's passages, scaled by the article's maximum) and cosine (min-max scaled within the article);
+    ``best`` itself when the article has one provision or no passage shares a term with the text."""
+    owner = owners[best]
+    if owner.startswith("rec:"):
+        return best
+    article = owner.split("/", 1)[0]
+    rows = [i for i, o in enumerate(owners) if o.split("/", 1)[0] == article]
+    if len({owners[i] for i in rows}) < 2:
+        return best
+    bm25 = np.asarray(lexical.scores(text), dtype=np.float64)[rows]
+    if float(bm25.max()) <= 0.0:
+        return best
+    cos = np.asarray(cosines, dtype=np.float64)[rows]
+    span = float(cos.max() - cos.min()) or 1.0
+    mixed = 0.5 * bm25 / float(bm25.max()) + 0.5 * (cos - cos.min()) / span
+    return rows[int(np.argmax(mixed))]
+
+
+def _apply_budget(out: list[ProposedAlert], searched: int, config: AlertConfig) -> list[ProposedAlert]:
+    """Alerts beyond the alert budget become review items (rank order kept); review items beyond the review
+    budget are dropped."""
+    alerts_cap = _budget(config.alert_budget, searched, config.min_budget)
+    review_cap = _budget(config.review_budget, searched, config.min_budget)
+    kept: list[ProposedAlert] = []
+    over: list[ProposedAlert] = []
+    n_alerts = 0
+    for a in out:
+        if a.decision == "alert" and (alerts_cap is None or n_alerts < alerts_cap):
+            kept.append(a)
+            n_alerts += 1
+        elif a.decision == "alert":
+            evidence = {**a.evidence, "decision": "review", "over_budget": True}
+            over.append(ProposedAlert(a.paragraph_id, a.provision_key, a.score, "review", 0, evidence))
+        else:
+            over.append(a)
+    if review_cap is not None:
+        over = over[:review_cap]
+    return kept + over

@@ -31,12 +31,14 @@ from compliance.linking.classifier_links import (
     ParagraphLinks,
     classifiable,
     classify_paragraphs,
+    specific_first_links,
 )
 from compliance.progress import bar
 from compliance.runtime import LengthBatcher
 from compliance.store import NewLink, ParagraphVectors
 
 if TYPE_CHECKING:  # pragma: no cover
+    from compliance.linking.provisions import ProvisionPicker
     from compliance.models.classifier import ArticleClassifier
     from compliance.runtime import EmbeddingSpace
     from compliance.store import Store
@@ -116,6 +118,7 @@ def audit_documents(
     laws: Sequence[str] = (),
     reclassify: bool = False,
     store_vectors: bool = True,
+    provision_targets: bool = True,
 ) -> AuditReport:
     """Ingest ``sources`` and link every new paragraph of a mapped role to GDPR articles.
 
@@ -137,6 +140,9 @@ def audit_documents(
         store_vectors: keep each classified paragraph's vectors in the controls index's embedding space, from
             the classifier's own forward pass, when the index embeds with this classifier's encoder
             (:func:`controls_space`): an alert run then embeds only the law's provisions.
+        provision_targets: name, within each linked article, the paragraph or point that fits best
+            (:class:`~compliance.linking.provisions.ProvisionPicker`, BM25 over the article's paragraphs and
+            points); stored as ``evidence.provision`` (key, label such as ``Art. 32(1)(a)``, score).
 
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
@@ -161,6 +167,7 @@ def audit_documents(
         "law_id": law_id,
         "laws": list(laws),
         "reclassify": reclassify,
+        "provision_targets": "bm25" if provision_targets else None,
     }
     umbrella_articles = {a for a, _ in (classifier.config.umbrellas or ())}
     failures: list[FileFailure] = []
@@ -180,6 +187,7 @@ def audit_documents(
         store.law_record(name)
     space = controls_space(classifier) if store_vectors else None
     run_config["vectors"] = space.id if space is not None else None
+    picker = _LazyPicker(store, law_id) if provision_targets else None
     with store.run("audit", run_config, model=model_info) as run:
         # paragraphs of many documents meet in full, length-sorted batches (LengthBatcher); a document's links
         # are stored as soon as its last paragraph is classified
@@ -194,7 +202,16 @@ def audit_documents(
             state = pending.pop(seq)
             try:
                 summary = _store_document(
-                    store, state, classifier, config, provision_ids, run.id, umbrella_articles, roles, space
+                    store,
+                    state,
+                    classifier,
+                    config,
+                    provision_ids,
+                    run.id,
+                    umbrella_articles,
+                    roles,
+                    space,
+                    picker,
                 )
             except StoreError as e:  # one document's transaction failed: it costs that document, not the run
                 label = state.outcome.label
@@ -208,7 +225,12 @@ def audit_documents(
 
         def classify(batch: list[tuple[int, int, str]], shown: Any) -> None:
             results = classify_paragraphs(
-                classifier, [(pid, text) for _, pid, text in batch], config, space=space, progress=False
+                classifier,
+                [(pid, text) for _, pid, text in batch],
+                config,
+                space=space,
+                progress=False,
+                one_document=False,
             )
             for (seq, _, _), result in zip(batch, results, strict=True):
                 state = pending[seq]
@@ -322,6 +344,7 @@ def _store_document(
     umbrella_articles: set[int],
     roles: Collection[str] | None,
     space: EmbeddingSpace | None,
+    picker: _LazyPicker | None,
 ) -> AuditedDocument:
     """Store the links (and the paragraph vectors) of one document whose paragraphs are all classified; its
     summary."""
@@ -329,12 +352,20 @@ def _store_document(
     doc, saved, status = outcome.document, outcome.saved, outcome.status
     order = {p.id: i for i, p in enumerate(paragraphs)}
     results = sorted(state.results, key=lambda r: order.get(r.paragraph_id, 0))
+    if (
+        config.specific_first is not None
+    ):  # the classifier ranked paragraphs of many documents: re-rank per document
+        band = config.review_band or classifier.config.review_band
+        results = specific_first_links(results, config.specific_first, band)
+    texts = {p.id: p.text for p in paragraphs}
+    targets = picker.targets(results, texts) if picker is not None and results else None
     links = new_links(
         results,
         provision_ids,
         classifier.identity,
         {"run": run_id},
         model_version=suggestion_version(classifier, config),
+        provision_targets=targets,
     )
     # links another audit stored meanwhile (same paragraph, article, model and settings) are skipped
     stored = store.add_links(run_id, links) if links else 0
@@ -397,6 +428,30 @@ def _store_document(
     )
 
 
+class _LazyPicker:
+    """The provision picker over the stored GDPR, built on first use (about 2 s)."""
+
+    def __init__(self, store: Store, law_id: int) -> None:
+        self.store, self.law_id = store, law_id
+        self._picker: ProvisionPicker | None = None
+
+    def targets(
+        self, results: Sequence[ParagraphLinks], texts: Mapping[int, str]
+    ) -> dict[tuple[int, int], dict[str, Any]]:
+        """``{(paragraph id, article): evidence.provision}`` for every linked article that has a target."""
+        if self._picker is None:
+            from compliance.linking.provisions import ProvisionPicker
+
+            self._picker = ProvisionPicker(self.store.get_law(self.law_id))
+        out: dict[tuple[int, int], dict[str, Any]] = {}
+        for res in results:
+            for score, _ in res.linked:
+                target = self._picker.pick(texts[res.paragraph_id], score.article)
+                if target is not None:
+                    out[(res.paragraph_id, score.article)] = target.to_dict()
+        return out
+
+
 def _is_mapped(role: str | None, roles: Collection[str] | None) -> bool:
     """Whether a paragraph of this role is mapped (no role: stored before roles existed, always mapped)."""
     return roles is None or role is None or role in roles
@@ -434,6 +489,10 @@ def suggestion_version(classifier: ArticleClassifier, config: ClassifierLinkConf
         "top_k": config.top_k,
         "min_words": config.min_words,
     }
+    if (
+        config.specific_first is not None
+    ):  # only when on: the versions of existing suggestions stay as they were
+        scoring["specific_first"] = asdict(config.specific_first)
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 
@@ -444,9 +503,11 @@ def new_links(
     extra_evidence: Mapping[str, Any] | None = None,
     *,
     model_version: str | None = None,
+    provision_targets: Mapping[tuple[int, int], Mapping[str, Any]] | None = None,
 ) -> list[NewLink]:
     """:class:`~compliance.store.NewLink` rows for ``results`` (``provision_ids``: ``art:N`` → provision id);
-    ``model_version`` (default: the identity) is what the store keeps each link unique by."""
+    ``model_version`` (default: the identity) is what the store keeps each link unique by; ``provision_targets``
+    (``(paragraph id, article)`` → target) become ``evidence.provision``."""
     links = []
     for res in results:
         for score, status in res.linked:
@@ -464,6 +525,9 @@ def new_links(
                 evidence["components"] = score.components
             if score.terms:
                 evidence["shared_terms"] = list(score.terms)
+            target = (provision_targets or {}).get((res.paragraph_id, score.article))
+            if target is not None:
+                evidence["provision"] = dict(target)
             links.append(
                 NewLink(
                     res.paragraph_id,

@@ -155,6 +155,7 @@ def link_detail(store: Store, link_id: int) -> dict[str, Any]:
     return {
         **link.to_dict(),
         "article": link.article,
+        "target": link.target,
         "current": link.link_id in current,
         "reviews": history,
         "audit": [e.to_dict() for e in store.list_audit(target_type="link", target_id=link_id)],

@@ -43,7 +43,7 @@ def alert_run_summary(run: Mapping[str, Any], alerts: Sequence[Mapping[str, Any]
         terms = ", ".join(ev.get("shared_terms", [])[:5])
         lines.append(
             f"  [{a.get('decision')}] {float(a.get('score', 0.0)):.3f}  paragraph {a.get('paragraph_id')}"
-            f"  ← {ev.get('provision_key', '?')}  ({terms})"
+            f"  ← {ev.get('provision_label') or ev.get('provision_key', '?')}  ({terms})"
         )
     if len(alerts) > limit:
         lines.append(f"  … {len(alerts) - limit} more (compliance alerts list)")
@@ -74,7 +74,7 @@ def _row(a: dict[str, Any]) -> dict[str, Any]:
         "id": a["id"],
         "run": a["run_id"],
         "law": a["law_short_name"],
-        "provision": a.get("provision_key") or ev.get("provision_key", ""),
+        "provision": ev.get("provision_label") or a.get("provision_key") or ev.get("provision_key", ""),
         "decision": a.get("decision", ""),
         "score": f"{a['score']:.3f}",
         "status": a["status"],
@@ -141,8 +141,16 @@ def show(alert_id: int, database_url: str | None, as_json: bool) -> None:
     )
     click.echo(f"  document:   {data['document_source']} (paragraph {data['paragraph_id']})")
     click.echo(f"  paragraph:  {snippet(data['paragraph_text'], 300)}")
-    click.echo(f"  provision:  {ev.get('provision_key', '-')} {ev.get('provision_title', '')}")
+    label = ev.get("provision_label") or ev.get("provision_key", "-")
+    click.echo(f"  provision:  {label} {ev.get('provision_title', '')}")
     click.echo(f"              {ev.get('provision_snippet', '')}")
+    listed = [p for p in ev.get("provisions", []) if isinstance(p, dict)]
+    if len(listed) > 1:
+        click.echo(
+            "  also:       " + ", ".join(f"{p.get('label')} {p.get('score', 0):.3f}" for p in listed[1:])
+        )
+    if ev.get("over_budget"):
+        click.echo("  budget:     over the run's alert budget, kept for review")
     click.echo(f"  terms:      {', '.join(ev.get('shared_terms', [])) or '-'}")
     scores = ev.get("scores", {})
     click.echo(
@@ -196,6 +204,17 @@ def ack(
 )
 @click.option("--webhook-secret", default=None, help="HMAC secret (default: COMPLIANCE_WEBHOOK_SECRET).")
 @click.option("--no-notify", is_flag=True, help="Do not call the webhook.")
+@click.option(
+    "--alert-budget",
+    default=None,
+    help="At most this many alerts (an integer) or this share of the control paragraphs (0.15); the rest "
+    "become review items. 'none' for no budget. Default 0.2.",
+)
+@click.option(
+    "--review-budget",
+    default=None,
+    help="The same for review items (beyond it they are dropped). Default 0.2.",
+)
 @database_option
 @json_option
 def run(
@@ -207,12 +226,21 @@ def run(
     webhook: str | None,
     webhook_secret: str | None,
     no_notify: bool,
+    alert_budget: str | None,
+    review_budget: str | None,
     database_url: str | None,
     as_json: bool,
 ) -> None:
     """Run an alert pass for a stored LAW against every stored control paragraph."""
+    from compliance.alerts.engine import AlertConfig, parse_budget
     from compliance.alerts.notify import WebhookConfig
     from compliance.app import run_law_alerts
+
+    defaults = AlertConfig()
+    config = AlertConfig(
+        alert_budget=defaults.alert_budget if alert_budget is None else parse_budget(alert_budget),
+        review_budget=defaults.review_budget if review_budget is None else parse_budget(review_budget),
+    )
 
     outcome = run_law_alerts(
         open_store(database_url),
@@ -221,6 +249,7 @@ def run(
         all_provisions=all_provisions,
         model_path=model_path,
         dense=not bm25_only,
+        config=config,
         webhook=None if no_notify else WebhookConfig.from_settings(webhook, webhook_secret),
         notify=not no_notify,
     )

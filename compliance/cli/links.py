@@ -114,7 +114,7 @@ def list_command(limit: int | None, database_url: str | None, as_json: bool, **f
 
     rows = list_links(open_store(database_url), _query(**filters))[:limit]
     if as_json:
-        echo_json([{**r.to_dict(), "article": r.article} for r in rows])
+        echo_json([{**r.to_dict(), "article": r.article, "target": r.target} for r in rows])
         return
     echo_table(
         [
@@ -124,6 +124,7 @@ def list_command(limit: int | None, database_url: str | None, as_json: bool, **f
                 "para": r.paragraph_ordinal,
                 "law": r.law_short_name,
                 "provision": r.provision_key,
+                "target": r.target,
                 "score": f"{r.score:.2f}",
                 "status": r.status,
                 "method": r.method,
@@ -131,7 +132,7 @@ def list_command(limit: int | None, database_url: str | None, as_json: bool, **f
             }
             for r in rows
         ],
-        ["id", "doc", "para", "law", "provision", "score", "status", "method", "text"],
+        ["id", "doc", "para", "law", "provision", "target", "score", "status", "method", "text"],
     )
 
 
@@ -157,6 +158,14 @@ def show_command(link_id: int, database_url: str | None, as_json: bool) -> None:
     click.echo(
         f"  {d['document_source']} v{d['document_version']} ¶{d['paragraph_ordinal']}: {snippet(d['paragraph_text'], 200)}"
     )
+    chosen = d["evidence"].get("provision")
+    if isinstance(chosen, dict) and chosen.get("label"):
+        click.echo(
+            f"  provision within the article: {chosen['label']} ({chosen.get('method', '')} score "
+            f"{chosen.get('score', 0):.2f}, share {chosen.get('share', 0):.2f}"
+            + (f"; next {chosen['runner_up']}" if chosen.get("runner_up") else "")
+            + ")"
+        )
     if d["evidence"].get("shared_terms"):
         click.echo("  shared terms: " + ", ".join(d["evidence"]["shared_terms"]))
     for r in d["reviews"]:

@@ -14,12 +14,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from compliance.errors import ConfigurationError
+from compliance.linking.specific import SpecificFirstConfig, specific_first_order
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier, ArticleScore
     from compliance.runtime import EmbeddingSpace
 
-__all__ = ["ClassifierLinkConfig", "ParagraphLinks", "classifiable", "classify_paragraphs", "link_status"]
+__all__ = [
+    "ClassifierLinkConfig",
+    "ParagraphLinks",
+    "classifiable",
+    "classify_paragraphs",
+    "link_status",
+    "specific_first_links",
+]
 
 METHOD = "classifier"
 
@@ -33,12 +41,15 @@ class ClassifierLinkConfig:
         review_band: ``(low, high)``; None = the model's calibrated band.
         batch_size: paragraphs classified per batch.
         min_words: paragraphs with fewer words (headings, page furniture) are not classified.
+        specific_first: re-rank each document's rankings so that general articles (Art. 5, 24) do not crowd out
+            the specific one (:mod:`compliance.linking.specific`); None (default) keeps the classifier's order.
     """
 
     top_k: int = 5
     review_band: tuple[float, float] | None = None
     batch_size: int = 64
     min_words: int = 4
+    specific_first: SpecificFirstConfig | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 99:
@@ -84,12 +95,15 @@ def classify_paragraphs(
     *,
     space: EmbeddingSpace | None = None,
     progress: bool = True,
+    one_document: bool = True,
 ) -> list[ParagraphLinks]:
     """Classify ``(paragraph_id, text)`` pairs and decide their links (paragraphs too short are skipped).
 
     With ``space`` (the embedding space of a dense index over the same encoder), each result also carries the
     paragraph's chunk vectors in that space, from the same forward pass (:meth:`ArticleClassifier.forward`).
-    ``progress=False`` shows no bar (the caller counts).
+    ``progress=False`` shows no bar (the caller counts). With ``config.specific_first``, the paragraphs are taken
+    as one document's and re-ranked so (:func:`specific_first_links`); ``one_document=False`` (paragraphs of many
+    documents in one batch) leaves that to the caller, per document.
     """
     import contextlib
 
@@ -107,12 +121,39 @@ def classify_paragraphs(
             ranked = classifier.rank(texts, top_k=config.top_k, explain=True, logits=result.logits)
             vectors: list[Any] = list(result.vectors) if result.vectors is not None else [None] * len(chunk)
             for (pid, _), scores, vecs in zip(chunk, ranked, vectors, strict=True):
-                linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
-                abstained = not linked
-                if abstained:
-                    linked = [(scores[0], "needs-review")]
-                needs_review = abstained or linked[0][1] != "proposed"
-                out.append(ParagraphLinks(pid, tuple(scores), tuple(linked), needs_review, abstained, vecs))
+                out.append(_decide(pid, scores, band, vecs))
             if shown is not None:
                 shown.update(len(chunk))
+    if one_document and config.specific_first is not None:
+        out = specific_first_links(out, config.specific_first, band)
+    return out
+
+
+def _decide(
+    paragraph_id: int, scores: Sequence[ArticleScore], band: tuple[float, float], vectors: Any = None
+) -> ParagraphLinks:
+    """One paragraph's links from its ranked articles: each article's status by its score and rank, and the top
+    article for review when none qualifies (the paragraph abstains)."""
+    linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
+    abstained = not linked
+    if abstained:
+        linked = [(scores[0], "needs-review")]
+    needs_review = abstained or linked[0][1] != "proposed"
+    return ParagraphLinks(paragraph_id, tuple(scores), tuple(linked), needs_review, abstained, vectors)
+
+
+def specific_first_links(
+    results: Sequence[ParagraphLinks], config: SpecificFirstConfig, band: tuple[float, float]
+) -> list[ParagraphLinks]:
+    """One document's paragraph links re-ranked specific before general (:func:`specific_first_order`), their
+    statuses decided again on the new ranks."""
+    from dataclasses import replace
+
+    if not results:
+        return list(results)
+    orders = specific_first_order([[(s.article, s.score) for s in r.ranked] for r in results], config)
+    out: list[ParagraphLinks] = []
+    for r, order in zip(results, orders, strict=True):
+        scores = [replace(r.ranked[i], rank=rank) for rank, i in enumerate(order, start=1)]
+        out.append(_decide(r.paragraph_id, scores, band, r.vectors))
     return out

@@ -57,6 +57,7 @@ class Evidence:
     score: float
     status: str
     method: str
+    target: str = ""  # the paragraph or point within the article that fits best (``Art. 32(1)(a)``), if named
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,7 @@ def build_coverage(
                     round(ev.score, 4),
                     ev.status,
                     ev.method,
+                    ev.target if "provision" in ev.evidence else "",
                 )
                 if ev is not None
                 else None,

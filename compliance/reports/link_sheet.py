@@ -93,6 +93,11 @@ def uncell(value: Any) -> Any:
 def _evidence_summary(link: CurrentLink) -> str:
     ev = link.evidence
     parts = []
+    chosen = ev.get("provision")
+    if isinstance(chosen, dict) and chosen.get("label"):
+        parts.append(
+            f"provision: {chosen['label']} ({chosen.get('method', '')} {chosen.get('score', 0):.2f})"
+        )
     if ev.get("shared_terms"):
         parts.append("shared terms: " + ", ".join(map(str, ev["shared_terms"][:8])))
     if isinstance(ev.get("components"), dict):

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from compliance.rules.corpus import Law
 
-__all__ = ["article_references", "citation_counts"]
+__all__ = ["article_references", "citation_counts", "foreign_reference_share", "provision_label"]
 
 # "Article 6(1)(a)" / "Articles 13, 14 and 22" / "Articles 15 to 22" / "Article 58(2)(a) to (h)"
 _NUM = r"\d+(?:\(\d+[a-z]?\))*(?:\([a-z]{1,4}\))*"
@@ -67,3 +67,46 @@ def citation_counts(law: Law) -> Counter[int]:
             if ref != number:
                 counts[ref] += 1
     return counts
+
+
+# another act named by its number: "Regulation (EU) 2016/679", "Directive 2002/58/EC", "Regulation (EU) No 910/2014",
+# "Directive (EU) 2016/1148", "Decision No 1313/2013/EU"
+_ACT = re.compile(
+    r"\b(?:Regulation|Directive|Decision)s?\s+(?:\((?:EU|EC|EEC|Euratom)\)\s*)?(?:No\.?\s*)?\d{1,4}/\d{1,4}(?:/(?:EU|EC|EEC))?",
+)
+_SENTENCE = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
+
+
+def foreign_reference_share(text: str, own: str | None = None) -> float:
+    """Share of ``text``'s sentences that name another act by its number (``Regulation (EU) 2016/679``,
+    ``Directive 2002/58/EC`` …); ``own`` is the act's own number (``2022/2555``), not counted.
+
+    A recital of NIS2 that explains how the GDPR applies scores high; an article that states a duty and cites
+    another act in one clause scores low.
+    """
+    sentences = [s for s in _SENTENCE.split(text) if s.strip()]
+    if not sentences:
+        return 0.0
+
+    def foreign(sentence: str) -> bool:
+        return any(own is None or own not in m.group(0) for m in _ACT.finditer(sentence))
+
+    return sum(foreign(s) for s in sentences) / len(sentences)
+
+
+def provision_label(key: str) -> str:
+    """A provision key as a lawyer writes it: ``art:21/par:2/pt:j`` → ``Art. 21(2)(j)``, ``art:5`` → ``Art. 5``,
+    ``rec:121`` → ``Recital 121``; anything else is returned as is."""
+    parts = key.split("/")
+    head, _, number = parts[0].partition(":")
+    if head == "rec" and len(parts) == 1:
+        return f"Recital {number}"
+    if head != "art":
+        return key
+    out = f"Art. {number}"
+    for part in parts[1:]:
+        kind, _, value = part.partition(":")
+        if kind not in {"par", "pt"}:
+            return key
+        out += f"({value})"
+    return out

@@ -102,6 +102,17 @@ class CurrentLink(_Record):
         return None
 
     @property
+    def target(self) -> str:
+        """The provision as a lawyer names it: the paragraph or point the provision picker chose within the
+        linked article (``evidence.provision.label``, ``Art. 32(1)(a)``), else the linked provision's label."""
+        from compliance.rules.references import provision_label
+
+        chosen = self.evidence.get("provision") if isinstance(self.evidence, dict) else None
+        if isinstance(chosen, dict) and chosen.get("label"):
+            return str(chosen["label"])
+        return provision_label(self.provision_key)
+
+    @property
     def is_current_version(self) -> bool:
         return self.document_version == self.latest_version
 

@@ -1,0 +1,135 @@
+"""Specific before general (issue 13, item 4, ranking part): the classifier's ranking re-ranked so that general
+articles (Art. 5, 24 …) do not crowd out the specific one (:mod:`compliance.linking.specific`), measured beside
+the classifier and the frequency prior on every realistic set there is:
+
+* ``gdprhub-test``: GDPRhub case facts, the held-out half of the development file (each case its own document);
+* ``gdprhub-lead``: the same cases' short ``lead`` summaries (one to three sentences on what happened);
+* ``controls``: the hand-labelled control set, each control its own document (rule 1 only), and
+  ``controls-as-document``: the whole set as one document (rule 2, the cap, applies too).
+
+MRR, hit@1 (``acc@1``), hit@3 and macro-F1 (``f_mu``) per set and variant, and the share of queries with a general
+article in the top 3 / first.
+
+    python -m experiments.specific_first --model DIR [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from compliance.evaluation.evaluator import ArticleEvaluator
+from compliance.linking.specific import SpecificFirstConfig, specific_first_scores
+
+VARIANTS: dict[str, SpecificFirstConfig | None] = {
+    "classifier": None,
+    "specific-first (5, 24)": SpecificFirstConfig(),
+    "specific-first (5)": SpecificFirstConfig(general=(5,)),
+    "specific-first (5, 24, 6)": SpecificFirstConfig(general=(5, 24, 6)),
+    "specific-first (5, 24), no cap": SpecificFirstConfig(cap=None),
+}
+
+
+class _Fixed:
+    """A ranker whose scores are given (per text, in order)."""
+
+    def __init__(self, labels: Sequence[int], by_text: dict[str, np.ndarray], name: str) -> None:
+        self.labels = list(labels)
+        self.by_text = by_text
+        self.name = name
+
+    def scores(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self.by_text[t] for t in texts])
+
+
+def _general_share(evaluator: ArticleEvaluator, ranker: Any, general: Sequence[int]) -> dict[str, float]:
+    rankings = evaluator.rankings(ranker)
+    n = len(rankings) or 1
+    return {
+        "general_top1": round(sum(r[0] in general for r in rankings.values()) / n, 4),
+        "general_top3": round(sum(any(a in general for a in r[:3]) for r in rankings.values()) / n, 4),
+    }
+
+
+def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
+    from compliance.evaluation.queries import (
+        controls_query_set,
+        gdprhub_article_counts,
+        gdprhub_path,
+        gdprhub_query_set,
+        load_gdprhub,
+    )
+    from compliance.evaluation.rankers import ClassifierRanker, FrequencyPrior
+    from compliance.models.classifier import load
+
+    clf = load(model)
+    labels = list(clf.labels)
+    path = gdprhub_path(shared_data)
+    if path is None:
+        raise SystemExit("no GDPRhub development file (set COMPLIANCE_SHARED_DATA)")
+    rows = load_gdprhub(path)
+    hub = gdprhub_query_set(rows, "test")
+    lead_rows = [{**r, "text": r["lead"]} for r in rows if str(r.get("lead") or "").strip()]
+    lead = replace(gdprhub_query_set(lead_rows, "test"), name="gdprhub-lead")
+    controls = controls_query_set()
+    prior = FrequencyPrior(gdprhub_article_counts(rows, "train"), labels)
+    base = ClassifierRanker(clf)
+    out: dict[str, Any] = {"model": str(model), "sets": {}}
+    general_all = (5, 24, 6)
+    for qs, one_document in ((hub, False), (lead, False), (controls, False), (controls, True)):
+        name = f"{qs.name}-as-document" if one_document else qs.name
+        evaluator = ArticleEvaluator.from_query_set(qs)
+        texts = [evaluator.queries[q] for q in evaluator.ids]
+        raw = base.scores(texts)
+        table: dict[str, Any] = {}
+        for label, ranker in (("prior", prior),):
+            table[label] = {**_metrics(evaluator, ranker), **_general_share(evaluator, ranker, general_all)}
+        for label, cfg in VARIANTS.items():
+            if cfg is None:
+                scores = raw
+            elif one_document:
+                scores = specific_first_scores(raw, labels, cfg)
+            else:  # every query its own document (below min_paragraphs): rule 1 only
+                scores = np.concatenate(
+                    [specific_first_scores(raw[i : i + 1], labels, cfg) for i in range(len(raw))]
+                )
+            ranker = _Fixed(labels, dict(zip(texts, scores, strict=True)), label)
+            table[label] = {**_metrics(evaluator, ranker), **_general_share(evaluator, ranker, general_all)}
+        out["sets"][name] = {"queries": len(evaluator.ids), "results": table}
+    return out
+
+
+def _metrics(evaluator: ArticleEvaluator, ranker: Any) -> dict[str, float]:
+    m = evaluator(ranker)
+    prefix = f"{evaluator.name}_"
+    keep = ("mrr", "acc@1", "hit@3", "f_mu")
+    return {k: round(float(m[prefix + k]), 4) for k in keep}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--shared-data", type=Path, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    result = measure(args.model, args.shared_data)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return
+    for name, block in result["sets"].items():
+        print(f"{name} ({block['queries']} queries)")
+        for label, m in block["results"].items():
+            print(
+                f"  {label:32s} MRR {m['mrr']:.3f}  hit@1 {m['acc@1']:.3f}  hit@3 {m['hit@3']:.3f}  "
+                f"macro-F1 {m['f_mu']:.3f}  general first {m['general_top1']:.2f}  in top 3 {m['general_top3']:.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+"""Provision-level targets (issue 13): passages at paragraph/point level, the provision picker of GDPR links,
+provision labels, cross-references to other acts, the alert budget and the ranked alert scores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from compliance.rules.corpus import Law, Provision
+from compliance.rules.passages import provision_passages
+from compliance.rules.references import foreign_reference_share, provision_label
+
+LAW = Law(
+    "32099L0002",
+    "mini",
+    "Mini act",
+    "EU",
+    "directive",
+    (
+        Provision("article", "art:1", "1", "", title="Risk-management measures"),
+        Provision(
+            "paragraph",
+            "art:1/par:1",
+            "1",
+            "Entities shall take appropriate measures to manage risks.",
+            parent_key="art:1",
+        ),
+        Provision(
+            "paragraph",
+            "art:1/par:2",
+            "2",
+            "The measures shall include at least the following:\n(a) business continuity and backup "
+            "management;\n(b) the use of cryptography and encryption;",
+            parent_key="art:1",
+        ),
+        Provision(
+            "point", "art:1/par:2/pt:a", "a", "business continuity and backup management;", "", "art:1/par:2"
+        ),
+        Provision(
+            "point", "art:1/par:2/pt:b", "b", "the use of cryptography and encryption;", "", "art:1/par:2"
+        ),
+        Provision(
+            "article", "art:2", "2", "This Directive enters into force tomorrow.", title="Entry into force"
+        ),
+        Provision("recital", "rec:1", "1", "Processing shall comply with Regulation (EU) 2016/679."),
+    ),
+)
+
+
+def test_provision_passages_are_paragraphs_and_points_with_the_article_title() -> None:
+    texts, owners = provision_passages(LAW, ["art:1", "art:2", "rec:1"], 120)
+    assert owners == ["art:1/par:1", "art:1/par:2", "art:1/par:2/pt:a", "art:1/par:2/pt:b", "art:2", "rec:1"]
+    by_owner = dict(zip(owners, texts, strict=True))
+    assert by_owner["art:1/par:2/pt:b"].startswith("Risk-management measures")
+    assert "cryptography" in by_owner["art:1/par:2/pt:b"] and "continuity" not in by_owner["art:1/par:2/pt:b"]
+    assert "following" in by_owner["art:1/par:2"] and "cryptography" not in by_owner["art:1/par:2"]
+
+
+@pytest.mark.parametrize(
+    ("key", "label"),
+    [
+        ("art:21/par:2/pt:j", "Art. 21(2)(j)"),
+        ("art:32/par:1/pt:a", "Art. 32(1)(a)"),
+        ("art:5", "Art. 5"),
+        ("rec:121", "Recital 121"),
+        ("chp:IV", "chp:IV"),
+    ],
+)
+def test_provision_label(key: str, label: str) -> None:
+    assert provision_label(key) == label
+
+
+def test_foreign_reference_share_counts_sentences_citing_another_act() -> None:
+    text = (
+        "Processing could be lawful under Article 6(1), point (c), of Regulation (EU) 2016/679. "
+        "Entities should also report incidents. This Directive should not affect Directive 2002/58/EC."
+    )
+    assert foreign_reference_share(text) == pytest.approx(2 / 3)
+    assert foreign_reference_share("Entities shall report incidents under this Directive.") == 0.0
+    # the act's own number is not another act
+    assert foreign_reference_share("Directive (EU) 2022/2555 applies.", own="2022/2555") == 0.0
+
+
+def test_provision_picker_names_the_point_within_the_classifier_article(gdpr_xml: Path) -> None:
+    from compliance.linking.provisions import ProvisionPicker
+    from compliance.rules import load_law_file
+
+    picker = ProvisionPicker(load_law_file(gdpr_xml))
+    enc = picker.pick(
+        "Laptops and backup media are encrypted with AES-256; personal data is pseudonymised.", 32
+    )
+    assert enc is not None and enc.key == "art:32/par:1/pt:a" and enc.label == "Art. 32(1)(a)"
+    assert enc.score > 0 and 0 < enc.share <= 1
+    test = picker.pick(
+        "We regularly test, assess and evaluate the effectiveness of the security measures.", "art:32"
+    )
+    assert test is not None and test.key == "art:32/par:1/pt:d"
+    assert picker.pick("Unrelated words only: banana xylophone.", 32) is None  # no shared term
+    assert "art:32" in picker.articles_with_provisions()
+    assert enc.to_dict()["method"] == "bm25"
+
+
+def _alert(pid: int, key: str, decision: str, rank: int) -> Any:
+    return SimpleNamespace(
+        paragraph_id=pid, provision_key=key, decision=decision, rank=rank, score=1.0 / rank, evidence={}
+    )
+
+
+def test_score_ranking_counts_relevant_and_right_provisions() -> None:
+    from experiments.alert_expectations import provision_matches, score_ranking
+
+    paragraphs = [
+        SimpleNamespace(id=i, source="/x/doc.docx", text=f"paragraph number {i} text") for i in range(1, 6)
+    ]
+    spec = {
+        "must_alert": [
+            {"document": "doc.docx", "phrase": "number 1 text", "nis2_provisions": ["art:21/par:2/pt:c"]},
+            {"document": "doc.docx", "phrase": "number 2 text", "nis2_provisions": ["art:23"]},
+        ],
+        "may_alert": [{"document": "doc.docx", "phrase": "number 3 text", "nis2_provisions": []}],
+        "must_not_alert": [{"document": "doc.docx", "phrase": "number 4 text", "nis2_provisions": []}],
+    }
+    alerts = [
+        _alert(3, "art:1", "alert", 1),  # may: removed from the list
+        _alert(1, "art:21", "alert", 2),  # relevant, right article, not the point
+        _alert(2, "art:23/par:4", "alert", 3),  # relevant, inside the expected article
+        _alert(5, "rec:2", "review", 4),  # unjudged: wrong (the set is exhaustive)
+    ]
+    score = score_ranking(alerts, paragraphs, spec, ks=(2, 3))
+    assert score.exhaustive
+    assert score.precision_at == {2: 1.0, 3: pytest.approx(2 / 3)}
+    assert score.provision_precision_at[2] == 0.5 and score.article_precision_at[2] == 1.0
+    assert score.recall == 1.0 and score.provision_recall == 0.5
+    assert provision_matches("art:21/par:2/pt:c", ["art:21/par:2/pt:c"])
+    assert not provision_matches("art:21", ["art:21/par:2/pt:c"])
+    assert not provision_matches("art:210", ["art:21"])
+    judged = score_ranking(alerts, paragraphs, spec, ks=(3,), exhaustive=False)
+    assert judged.precision_at[3] == 1.0  # unjudged removed: 2 of the 2 items left
+
+
+def test_alert_budget_demotes_alerts_beyond_it_and_drops_review_beyond_its_own() -> None:
+    from compliance.alerts.engine import AlertConfig, ProposedAlert, _apply_budget
+
+    out = [ProposedAlert(i, "art:1", 1.0 - i / 100, "alert", 0, {"decision": "alert"}) for i in range(5)]
+    out += [
+        ProposedAlert(10 + i, "art:1", 0.5 - i / 100, "review", 0, {"decision": "review"}) for i in range(5)
+    ]
+    kept = _apply_budget(out, 100, AlertConfig(alert_budget=2, review_budget=4))
+    assert [a.decision for a in kept] == ["alert"] * 2 + ["review"] * 4
+    assert [a.paragraph_id for a in kept] == [0, 1, 2, 3, 4, 10]  # demoted alerts come first among reviews
+    assert kept[2].evidence["over_budget"] is True and kept[2].evidence["decision"] == "review"
+    # a share of the controls searched, never below min_budget
+    shared = _apply_budget(out, 20, AlertConfig(alert_budget=0.15, review_budget=None, min_budget=1))
+    assert sum(a.decision == "alert" for a in shared) == 3 and len(shared) == 10
+    assert len(_apply_budget(out, 20, AlertConfig(alert_budget=None, review_budget=None))) == 10
+    with pytest.raises(Exception, match="budget"):
+        AlertConfig(alert_budget=0)
+
+
+# -- specific before general -------------------------------------------------------------------------------------
+def test_specific_first_moves_a_close_specific_article_above_a_weak_general_one() -> None:
+    from compliance.linking.specific import SpecificFirstConfig, specific_first_order
+
+    cfg = SpecificFirstConfig(general=(5, 24), strong=0.5, ratio=0.5, cap=None)
+    rows = [
+        [(5, 0.30), (32, 0.20), (28, 0.10)],  # weak Art. 5, Art. 32 close enough: 32 first
+        [(5, 0.60), (32, 0.30)],  # strong Art. 5 keeps its place
+        [(5, 0.40), (24, 0.30), (32, 0.10)],  # only general articles close: unchanged
+        [(32, 0.40), (5, 0.30)],  # a specific article first: unchanged
+    ]
+    assert specific_first_order(rows, cfg) == [[1, 0, 2], [0, 1], [0, 1, 2], [0, 1]]
+
+
+def test_specific_first_caps_a_general_article_in_a_documents_top_places() -> None:
+    from compliance.linking.specific import SpecificFirstConfig, specific_first_order, specific_first_scores
+
+    cfg = SpecificFirstConfig(general=(5,), strong=0.9, ratio=1.0, cap=0.5, top=2, min_paragraphs=4)
+    rows = [[(32, 0.5), (5, 0.1 * (i + 1)), (28, 0.05)] for i in range(4)]  # Art. 5 second in all four
+    orders = specific_first_order(rows, cfg)
+    # at most 2 of 4 keep Art. 5 in their top 2: the strongest two; the weakest two move it to rank 3
+    assert orders == [[0, 2, 1], [0, 2, 1], [0, 1, 2], [0, 1, 2]]
+    # a document shorter than min_paragraphs is not capped
+    assert specific_first_order(rows[:3], cfg) == [[0, 1, 2]] * 3
+    scores = np.array([[0.5, 0.1, 0.05], [0.5, 0.4, 0.05]])
+    reranked = specific_first_scores(
+        scores, [32, 5, 28], SpecificFirstConfig(general=(5,), cap=0.5, top=2, strong=0.9, min_paragraphs=2)
+    )
+    assert list(np.argsort(-reranked[0])) == [0, 2, 1] and list(np.argsort(-reranked[1])) == [0, 1, 2]
+
+
+def test_classify_paragraphs_applies_specific_first_when_configured() -> None:
+    from compliance.linking.classifier_links import ClassifierLinkConfig, classify_paragraphs
+    from compliance.linking.specific import SpecificFirstConfig
+    from compliance.models.classifier import ArticleScore
+
+    class Fake:
+        config = SimpleNamespace(review_band=(0.1, 0.35))
+
+        def forward(self, texts: list[str], space: Any) -> Any:
+            return SimpleNamespace(logits=None, vectors=None)
+
+        def rank(
+            self, texts: list[str], top_k: int, explain: bool, logits: Any = None
+        ) -> list[list[ArticleScore]]:
+            row = [(5, 0.30), (32, 0.25), (28, 0.05)]
+            return [[ArticleScore(a, "", s, r) for r, (a, s) in enumerate(row, 1)] for _ in texts]
+
+    paragraphs = [
+        (1, "laptops are encrypted at rest with AES"),
+        (2, "backups are encrypted and tested yearly"),
+    ]
+    plain = classify_paragraphs(Fake(), paragraphs, ClassifierLinkConfig())  # type: ignore[arg-type]
+    assert [p.ranked[0].article for p in plain] == [5, 5]
+    cfg = ClassifierLinkConfig(specific_first=SpecificFirstConfig(cap=None))
+    moved = classify_paragraphs(Fake(), paragraphs, cfg)  # type: ignore[arg-type]
+    assert [(s.article, s.rank) for s in moved[0].ranked] == [(32, 1), (5, 2), (28, 3)]
+    assert moved[0].linked[0][0].article == 32
+
+
+def test_parse_budget() -> None:
+    from compliance.alerts.engine import parse_budget
+    from compliance.errors import ConfigurationError
+
+    assert parse_budget("none") is None and parse_budget("40") == 40 and parse_budget("0.2") == 0.2
+    for bad in ("0", "1.5", "-3", "lots"):
+        with pytest.raises(ConfigurationError):
+            parse_budget(bad)
+
+
+def test_provision_picker_dense_and_hybrid_with_an_encoder() -> None:
+    from compliance.linking.provisions import ProvisionPicker
+
+    vocabulary = ["continuity", "backup", "cryptography", "encryption", "risks", "measures"]
+
+    def encode(texts: Any) -> np.ndarray:  # bag of words over a tiny vocabulary, L2-normalised
+        rows = np.array([[t.lower().count(w) for w in vocabulary] for t in texts], dtype=np.float64) + 1e-6
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    dense = ProvisionPicker(LAW, encode=encode, bm25_weight=0.0)
+    hybrid = ProvisionPicker(LAW, encode=encode)
+    assert (dense.method, hybrid.method, ProvisionPicker(LAW).method) == ("dense", "hybrid", "bm25")
+    text = "All laptops use full-disk encryption and cryptography keys are rotated."
+    for picker in (dense, hybrid):
+        target = picker.pick(text, "art:1")
+        assert target is not None and target.key == "art:1/par:2/pt:b" and target.method == picker.method
+    assert hybrid.pick("banana xylophone", "art:1") is None  # no shared term: no target
+
+
+def test_within_article_repicks_the_point_by_bm25_and_cosine() -> None:
+    from compliance.alerts.engine import _passage_bm25, _within_article
+
+    texts, owners = provision_passages(LAW, ["art:1", "art:2", "rec:1"], 120)
+    lexical = _passage_bm25(texts)
+    cos = np.array([0.50, 0.40, 0.52, 0.45, 0.10, 0.30])  # the encoder prefers point (a)
+    text = "Laptops use full-disk encryption; cryptography keys are rotated."
+    best = int(np.argmax(cos))
+    assert owners[_within_article(best, owners, cos, lexical, text)] == "art:1/par:2/pt:b"
+    assert _within_article(best, owners, cos, lexical, "banana xylophone") == best  # no shared term
+    assert _within_article(4, owners, cos, lexical, text) == 4  # art:2 has one provision
+    assert _within_article(5, owners, cos, lexical, text) == 5  # a recital stays
