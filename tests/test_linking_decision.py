@@ -241,6 +241,28 @@ def test_train_save_load_round_trip(tiny_st: Path, tmp_path: Path) -> None:
     assert best.info["training"]["kept"] in {"fine-tuned", "base (fine-tuning lowered held-out F1)"}
 
 
+def test_calibration_only_refers_to_the_base_encoder(tiny_st: Path, tmp_path: Path) -> None:
+    """max_steps=0 keeps the base weights: the artifact names the base encoder and its sha256 instead of a copy."""
+    from compliance.artifacts import weights_sha256
+
+    laws = [make_law("one", ["alpha", "beta"], 1), make_law("two", ["gamma", "delta"], 2)]
+    pairs = make_graded_pairs(laws, train_per_grade=8, heldout_per_grade=8, heldout_fraction=0.3, seed=3)
+    cfg = LinkDecisionConfig(base_model=str(tiny_st), max_steps=0, max_seq_length=48)
+    model = train_link_decision(pairs=pairs, config=cfg, out_dir=tmp_path / "dec")
+    config = json.loads((tmp_path / "dec" / "config.json").read_text())
+    assert not (tmp_path / "dec" / "model").exists()
+    assert config["encoder"]["source"] == "base"
+    assert weights_sha256(tiny_st) and config["encoder"]["base_model_sha256"] == weights_sha256(tiny_st)
+    loaded = LinkDecisionModel.load(tmp_path / "dec")
+    assert loaded.threshold == pytest.approx(model.threshold)
+    a, b = [p.a.text for p in pairs.heldout], [p.b.text for p in pairs.heldout]
+    assert np.allclose(loaded.score_pairs(a, b), model.score_pairs(a, b), atol=1e-5)
+    config["encoder"]["base_model_sha256"] = "0" * 64
+    (tmp_path / "dec" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="base weights"):
+        LinkDecisionModel.load(tmp_path / "dec")
+
+
 def test_load_missing_artifact(tmp_path: Path) -> None:
     with pytest.raises(ModelNotFoundError, match="train-decision"):
         LinkDecisionModel.load(tmp_path / "nothing")
