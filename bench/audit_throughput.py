@@ -332,9 +332,9 @@ def alerts(model: Path, paragraphs: int, seed: int = 0) -> dict[str, Any]:
 
 def run() -> dict[str, Any]:
     """``python -m bench`` entry: the ratio on the default classifier (BENCH_N paragraphs, default 1,000)."""
-    from compliance.runtime import default_classifier_dir
+    from compliance.runtime import classifier_dir
 
-    model = Path(os.environ.get("BENCH_MODEL", str(default_classifier_dir())))
+    model = Path(os.environ.get("BENCH_MODEL", str(classifier_dir())))
     return ratio(model, int(os.environ.get("BENCH_N", "1000")), int(os.environ.get("BENCH_REPEATS", "1")))
 
 
@@ -350,9 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from compliance.runtime import default_classifier_dir
+    from compliance.runtime import classifier_dir
 
-    model = args.model or default_classifier_dir()
+    model = args.model or classifier_dir()
     if args.child_rss:
         print(json.dumps(_child_rss(model, args.child_rss)))
         return 0

@@ -24,9 +24,9 @@ def _classifier(device: str) -> Any:
         load,
     )
     from compliance.models.encoder import load_encoder
-    from compliance.runtime import default_classifier_dir
+    from compliance.runtime import classifier_dir
 
-    path = default_classifier_dir()
+    path = classifier_dir()
     if (path / "config.json").is_file():
         return load(path, device=device), str(path)
     enc = load_encoder(None, device=device)

@@ -88,6 +88,7 @@ class ProvisionPicker:
         self.bm25_weight = 1.0 if encode is None else 0.5 if bm25_weight is None else float(bm25_weight)
         self.method = "bm25" if self.bm25_weight >= 1.0 else "dense" if self.bm25_weight <= 0.0 else "hybrid"
         self._vectors = encode(texts) if encode is not None else None
+        self._last_bm25: tuple[str, np.ndarray] | None = None
 
     def articles_with_provisions(self) -> set[str]:
         """Article keys that have more than one provision to choose from."""
@@ -116,9 +117,19 @@ class ProvisionPicker:
             best, provision_label(best), score, score / total if total else 0.0, runner, self.method
         )
 
+    def _bm25(self, text: str) -> np.ndarray:
+        """BM25 scores of ``text`` against every passage; the last text's are kept, since a paragraph's linked
+        articles are picked within one after another."""
+        last = self._last_bm25
+        if last is not None and last[0] == text:
+            return last[1]
+        scores = np.asarray(self.index.scores(text))
+        self._last_bm25 = (text, scores)
+        return scores
+
     def _scores(self, text: str, rows: list[int]) -> np.ndarray:
         w = self.bm25_weight
-        bm25 = self.index.scores(text)[rows] if w > 0 else np.zeros(len(rows))
+        bm25 = self._bm25(text)[rows] if w > 0 else np.zeros(len(rows))
         if self._vectors is None or self.encode is None or w >= 1.0:
             return np.asarray(bm25, dtype=np.float64)
         cos = np.asarray(self._vectors[rows] @ self.encode([text])[0], dtype=np.float64)

@@ -53,6 +53,8 @@ class LexicalArticleScorer:
         self._retriever.index(corpus, show_progress=False)
         self._doc_terms: dict[int, set[str]] = {}
         self._df: dict[str, int] = {}
+        # the last text's terms: evidence asks for one text's shared terms with each of its top articles in turn
+        self._last: tuple[str, frozenset[str]] = ("", frozenset())
 
     def _terms(self, text: str) -> list[str]:
         import bm25s
@@ -72,7 +74,11 @@ class LexicalArticleScorer:
             for a in self.labels:
                 for t in set(self._terms(self.documents[a])):
                     self._df[t] = self._df.get(t, 0) + 1
-        shared = set(self._terms(text)) & self._doc_terms[article]
+        last_text, terms = self._last
+        if last_text != text or not last_text:
+            terms = frozenset(self._terms(text))
+            self._last = (text, terms)
+        shared = terms & self._doc_terms[article]
         return tuple(sorted(shared, key=lambda t: (self._df.get(t, 0), t))[:limit])
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
