@@ -88,8 +88,7 @@ def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
         texts = [evaluator.queries[q] for q in evaluator.ids]
         raw = base.scores(texts)
         table: dict[str, Any] = {}
-        for label, ranker in (("prior", prior),):
-            table[label] = {**_metrics(evaluator, ranker), **_general_share(evaluator, ranker, general_all)}
+        table["prior"] = {**_metrics(evaluator, prior), **_general_share(evaluator, prior, general_all)}
         for label, cfg in VARIANTS.items():
             if cfg is None:
                 scores = raw
@@ -99,8 +98,8 @@ def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
                 scores = np.concatenate(
                     [specific_first_scores(raw[i : i + 1], labels, cfg) for i in range(len(raw))]
                 )
-            ranker = _Fixed(labels, dict(zip(texts, scores, strict=True)), label)
-            table[label] = {**_metrics(evaluator, ranker), **_general_share(evaluator, ranker, general_all)}
+            fixed = _Fixed(labels, dict(zip(texts, scores, strict=True)), label)
+            table[label] = {**_metrics(evaluator, fixed), **_general_share(evaluator, fixed, general_all)}
         out["sets"][name] = {"queries": len(evaluator.ids), "results": table}
     return out
 
