@@ -68,6 +68,8 @@ def test_provision_passages_are_paragraphs_and_points_with_the_article_title() -
         ("art:5", "Art. 5"),
         ("rec:121", "Recital 121"),
         ("chp:IV", "chp:IV"),
+        ("art:4/par:1a/pt:dash-1", "Art. 4(1a), first indent"),
+        ("art:4/par:1a/pt:dash-12", "Art. 4(1a), indent 12"),
     ],
 )
 def test_provision_label(key: str, label: str) -> None:

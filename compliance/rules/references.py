@@ -96,7 +96,8 @@ def foreign_reference_share(text: str, own: str | None = None) -> float:
 
 def provision_label(key: str) -> str:
     """A provision key as a lawyer writes it: ``art:21/par:2/pt:j`` → ``Art. 21(2)(j)``, ``art:5`` → ``Art. 5``,
-    ``rec:121`` → ``Recital 121``; anything else is returned as is."""
+    ``rec:121`` → ``Recital 121``, an indent (``pt:dash-1``) as EU acts cite it: ``Art. 4(1a), first indent``;
+    anything else is returned as is."""
     parts = key.split("/")
     head, _, number = parts[0].partition(":")
     if head == "rec" and len(parts) == 1:
@@ -108,5 +109,12 @@ def provision_label(key: str) -> str:
         kind, _, value = part.partition(":")
         if kind not in {"par", "pt"}:
             return key
-        out += f"({value})"
+        if kind == "pt" and value.startswith("dash-") and value[5:].isdigit():
+            n = int(value[5:])
+            out += f", {_ORDINALS[n - 1]} indent" if 1 <= n <= len(_ORDINALS) else f", indent {n}"
+        else:
+            out += f"({value})"
     return out
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
