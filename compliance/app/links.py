@@ -130,27 +130,22 @@ def link_detail(store: Store, link_id: int) -> dict[str, Any]:
     Raises:
         NotFoundError: no such link.
     """
-    from sqlalchemy import select
-
-    from compliance.store.orm import ReviewRow
-
     found = store.current_links(link_ids=[link_id], current_only=False)
     if not found:
         raise NotFoundError(f"no link {link_id}")
     link = found[0]
-    with store.session() as s:
-        history = [
-            {
-                "review_id": r.id,
-                "decision": r.decision,
-                "reviewer": r.reviewer,
-                "comment": r.comment,
-                "decided_at": r.decided_at.isoformat(),
-                "source": r.source,
-                "suggested_by": {"run_id": r.suggested_run_id, "model": r.suggested_model},
-            }
-            for r in s.scalars(select(ReviewRow).where(ReviewRow.link_id == link_id).order_by(ReviewRow.id))
-        ]
+    history = [
+        {
+            "review_id": r.id,
+            "decision": r.decision,
+            "reviewer": r.reviewer,
+            "comment": r.comment,
+            "decided_at": r.decided_at.isoformat(),
+            "source": r.source,
+            "suggested_by": {"run_id": r.suggested_run_id, "model": r.suggested_model},
+        }
+        for r in store.list_reviews(link_id)
+    ]
     current = {c.link_id for c in store.current_links(document_ids=[link.document_id])}
     return {
         **link.to_dict(),

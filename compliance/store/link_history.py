@@ -326,9 +326,7 @@ class LinkHistoryMixin(StoreBase):
                     },
                 },
             )
-            out.append(
-                ReviewRecord(row.id, row.link_id, row.decision, row.reviewer, row.comment, row.decided_at)
-            )
+            out.append(ReviewRecord.of(row))
         return out
 
     def add_manual_link(

@@ -305,9 +305,7 @@ class LinksMixin(StoreBase):
 
         with self.session() as s:
             rows = s.scalars(select(ReviewRow).where(ReviewRow.link_id == link_id).order_by(ReviewRow.id))
-            return [
-                ReviewRecord(r.id, r.link_id, r.decision, r.reviewer, r.comment, r.decided_at) for r in rows
-            ]
+            return [ReviewRecord.of(r) for r in rows]
 
 
 def _link_record(

@@ -247,12 +247,33 @@ class NewLink:
 
 @dataclass(frozen=True, slots=True)
 class ReviewRecord(_Record):
+    """One decision on a link: who, what, when, through what (``source``: cli, api, import …) and on which run's
+    and model's suggestion."""
+
     id: int
     link_id: int
     decision: str
     reviewer: str
     comment: str | None
     decided_at: datetime
+    source: str | None = None
+    suggested_run_id: int | None = None
+    suggested_model: str | None = None
+
+    @classmethod
+    def of(cls, row: Any) -> ReviewRecord:
+        """The record of a ``reviews`` row."""
+        return cls(
+            row.id,
+            row.link_id,
+            row.decision,
+            row.reviewer,
+            row.comment,
+            row.decided_at,
+            row.source,
+            row.suggested_run_id,
+            row.suggested_model,
+        )
 
 
 @dataclass(frozen=True, slots=True)
