@@ -26,6 +26,42 @@ def _line(job: dict[str, Any]) -> str:
     )
 
 
+def _follow_options(func: Any) -> Any:
+    """``--wait/--no-wait`` and ``--broker``: how a queued job is run and followed."""
+    func = click.option(
+        "--broker",
+        "broker_url",
+        envvar="COMPLIANCE_BROKER_URL",
+        default=None,
+        help="Celery broker (default: COMPLIANCE_BROKER_URL; none: the job runs in this process).",
+    )(func)
+    return click.option(
+        "--wait/--no-wait", default=True, show_default=True, help="Follow the job until it finishes."
+    )(func)
+
+
+def _follow(store: Any, dispatcher: Any, job_id: int, *, wait: bool, show: bool) -> bool:
+    """Run the job here when no broker takes it (True), else follow it until it finishes when ``wait`` (its
+    status line on stderr as it changes when ``show``)."""
+    from compliance.workers.inprocess import ThreadDispatcher
+
+    if isinstance(dispatcher, ThreadDispatcher):  # nothing else will run it: this process must
+        dispatcher.wait()
+        dispatcher.shutdown()
+        return True
+    last = ""
+    while wait:
+        current = store.get_job(job_id)
+        line = _line(current.to_dict())
+        if show and line != last:
+            click.echo(line, err=True)
+            last = line
+        if current.finished_at is not None:
+            break
+        time.sleep(1.0)
+    return False
+
+
 @jobs.command("audit")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
 @click.option(
@@ -45,14 +81,7 @@ def _line(job: dict[str, Any]) -> str:
     help="Store document sources relative to this folder (default: absolute paths).",
 )
 @click.option("--no-recursive", is_flag=True, help="Do not descend into sub-folders.")
-@click.option("--wait/--no-wait", default=True, show_default=True, help="Follow the job until it finishes.")
-@click.option(
-    "--broker",
-    "broker_url",
-    envvar="COMPLIANCE_BROKER_URL",
-    default=None,
-    help="Celery broker (default: COMPLIANCE_BROKER_URL; none: the job runs in this process).",
-)
+@_follow_options
 @database_option
 @json_option
 def audit(
@@ -68,7 +97,7 @@ def audit(
 ) -> None:
     """Queue an audit of documents and folders, one task per document."""
     from compliance.app.jobs import AuditJobParams, job_detail, submit_audit_job
-    from compliance.workers.inprocess import ThreadDispatcher, job_dispatcher
+    from compliance.workers.inprocess import job_dispatcher
 
     store = open_store(database_url)
     dispatcher = job_dispatcher(store, broker_url=broker_url)
@@ -84,21 +113,7 @@ def audit(
     )
     for r in job.params.get("rejected", []):
         click.echo(f"skipped {r['path']}: [{r['code']}] {r['error']}", err=True)
-    inprocess = isinstance(dispatcher, ThreadDispatcher)
-    if isinstance(dispatcher, ThreadDispatcher):  # nothing else will run it: this process must
-        dispatcher.wait()
-        dispatcher.shutdown()
-    elif wait:
-        last = ""
-        while True:
-            current = store.get_job(job.id)
-            line = _line(current.to_dict())
-            if line != last:
-                click.echo(line, err=True)
-                last = line
-            if current.finished_at is not None:
-                break
-            time.sleep(1.0)
+    inprocess = _follow(store, dispatcher, job.id, wait=wait, show=True)
     data = job_detail(store, job.id)
     if as_json:
         echo_json(data)
@@ -125,14 +140,7 @@ def audit(
     default=None,
     help="Classifier directory to write or recalibrate (default: the workers' default classifier).",
 )
-@click.option("--wait/--no-wait", default=True, show_default=True, help="Follow the job until it finishes.")
-@click.option(
-    "--broker",
-    "broker_url",
-    envvar="COMPLIANCE_BROKER_URL",
-    default=None,
-    help="Celery broker (default: COMPLIANCE_BROKER_URL; none: the job runs in this process).",
-)
+@_follow_options
 @database_option
 @json_option
 def train(
@@ -147,7 +155,7 @@ def train(
     """Queue a job that improves the classifier from the stored reviews (retrain, or recalibrate); the worker that
     runs it reloads the model for the next audit."""
     from compliance.app.jobs import TrainJobParams, job_detail, submit_train_job
-    from compliance.workers.inprocess import ThreadDispatcher, job_dispatcher
+    from compliance.workers.inprocess import job_dispatcher
 
     store = open_store(database_url)
     dispatcher = job_dispatcher(store, broker_url=broker_url)
@@ -157,12 +165,7 @@ def train(
         model=str(model_path.resolve()) if model_path else None,
     )
     job = submit_train_job(store, dispatcher, params, by=getpass.getuser())
-    if isinstance(dispatcher, ThreadDispatcher):
-        dispatcher.wait()
-        dispatcher.shutdown()
-    elif wait:
-        while store.get_job(job.id).finished_at is None:
-            time.sleep(1.0)
+    _follow(store, dispatcher, job.id, wait=wait, show=False)
     data = job_detail(store, job.id)
     if as_json:
         echo_json(data)
