@@ -85,3 +85,18 @@ def expected_calibration_error(
         if in_bin.any():
             ece += in_bin.mean() * abs(correct[in_bin].mean() - conf[in_bin].mean())
     return float(ece)
+
+
+def review_band(
+    conf: np.ndarray, correct: np.ndarray, target: float = 0.8, *, fallback: float = 0.6
+) -> tuple[float, float]:
+    """The review band ``(low, high)`` from top-1 scores ``conf`` and whether each top-1 was right: ``high`` the
+    smallest threshold in 0.30, 0.35 … 0.90 above which at least 5 top-1 articles were right at least ``target`` of
+    the time (``fallback`` when none is), ``low = high / 3``."""
+    high = fallback
+    for thr in np.arange(0.3, 0.91, 0.05):
+        sel = conf >= thr
+        if sel.sum() >= 5 and correct[sel].mean() >= target:
+            high = float(round(thr, 2))
+            break
+    return (round(high / 3, 2), high)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from compliance.errors import ConfigurationError, ModelError
+from compliance.models.calibration import review_band as calibration_band
 from compliance.models.reviews import ReviewedItem
 
 __all__ = ["MIN_REVIEWED", "calibrate_from_reviews", "review_band"]
@@ -30,15 +31,9 @@ MIN_REVIEWED = 10
 
 
 def review_band(conf: np.ndarray, correct: np.ndarray, target: float = 0.8) -> tuple[float, float]:
-    """``(low, high)``: ``high`` the smallest threshold in 0.30, 0.35 … 0.90 above which at least 5 decided
-    top-1 articles were accepted at least ``target`` of the time (0.9 when none is), ``low = high / 3``."""
-    high = 0.9
-    for thr in np.arange(0.3, 0.91, 0.05):
-        sel = conf >= thr
-        if sel.sum() >= 5 and correct[sel].mean() >= target:
-            high = float(round(thr, 2))
-            break
-    return (round(high / 3, 2), high)
+    """``(low, high)`` from decided top-1 articles (:func:`compliance.models.calibration.review_band`; 0.9 when no
+    threshold reaches ``target``: without evidence, reviewers see more)."""
+    return calibration_band(conf, correct, target, fallback=0.9)
 
 
 def calibrate_from_reviews(

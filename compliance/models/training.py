@@ -413,16 +413,12 @@ def _heldout_eval(
 def _band(probs: np.ndarray, gold: Sequence[Sequence[int]], target: float = 0.8) -> tuple[float, float]:
     """Review band from calibrated held-out scores: high = the smallest top-1 score above which top-1 is right at
     least ``target`` of the time (at most 0.9, at least 0.3), low = a third of it."""
+    from compliance.models.calibration import review_band
+
     top = probs.argmax(axis=1)
     conf = probs[np.arange(len(top)), top]
     correct = np.array([t in set(g) for t, g in zip(top, gold, strict=True)])
-    high = 0.6
-    for thr in np.arange(0.3, 0.91, 0.05):
-        sel = conf >= thr
-        if sel.sum() >= 5 and correct[sel].mean() >= target:
-            high = float(round(thr, 2))
-            break
-    return (round(high / 3, 2), high)
+    return review_band(conf, correct, target, fallback=0.6)
 
 
 def train(
