@@ -7,6 +7,7 @@ the same model (same identity) is skipped. A changed document is a new version w
 
 from __future__ import annotations
 
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -428,8 +429,15 @@ def _store_document(
     )
 
 
+#: provision pickers by the law version's checksum: built once per process (a worker audits one document per task)
+_PICKERS: dict[str, ProvisionPicker] = {}
+_PICKERS_LOCK = threading.Lock()
+_PICKERS_KEPT = 4
+
+
 class _LazyPicker:
-    """The provision picker over the stored GDPR, built on first use (about 2 s)."""
+    """The provision picker over the stored GDPR, built on first use (about 0.3 s) and kept for this process,
+    keyed by the law version's checksum."""
 
     def __init__(self, store: Store, law_id: int) -> None:
         self.store, self.law_id = store, law_id
@@ -440,9 +448,7 @@ class _LazyPicker:
     ) -> dict[tuple[int, int], dict[str, Any]]:
         """``{(paragraph id, article): evidence.provision}`` for every linked article that has a target."""
         if self._picker is None:
-            from compliance.linking.provisions import ProvisionPicker
-
-            self._picker = ProvisionPicker(self.store.get_law(self.law_id))
+            self._picker = _picker_for(self.store, self.law_id)
         out: dict[tuple[int, int], dict[str, Any]] = {}
         for res in results:
             for score, _ in res.linked:
@@ -450,6 +456,21 @@ class _LazyPicker:
                 if target is not None:
                     out[(res.paragraph_id, score.article)] = target.to_dict()
         return out
+
+
+def _picker_for(store: Store, law_id: int) -> ProvisionPicker:
+    from compliance.linking.provisions import ProvisionPicker
+
+    checksum = store.law_record(law_id).checksum
+    with _PICKERS_LOCK:
+        picker = _PICKERS.get(checksum)
+    if picker is None:
+        picker = ProvisionPicker(store.get_law(law_id))
+        with _PICKERS_LOCK:
+            while len(_PICKERS) >= _PICKERS_KEPT:
+                _PICKERS.pop(next(iter(_PICKERS)))
+            _PICKERS[checksum] = picker
+    return picker
 
 
 def _is_mapped(role: str | None, roles: Collection[str] | None) -> bool:
