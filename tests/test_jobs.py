@@ -434,3 +434,22 @@ def test_a_train_job_retrains_with_the_reviews(
         result = store.list_job_items(job.id)[0].result
         assert result["mode"] == "train" and result["model"] == str(retrained)
         assert len(json.loads((retrained / "config.json").read_text())["labels"]) == 99
+
+
+def test_a_job_stores_sources_as_the_cli_audit_does(store: Any, tmp_path: Path) -> None:
+    """Without ``relative_to`` both take the folder the given paths share: the same folder audited either way is
+    the same documents."""
+    from compliance.workers.inprocess import ThreadDispatcher
+
+    folder = tmp_path / "policies"
+    (folder / "hr").mkdir(parents=True)
+    (folder / "policy-0.txt").write_text(policy_text(0), encoding="utf-8")
+    (folder / "hr" / "policy-1.txt").write_text(policy_text(1), encoding="utf-8")
+    clf = tiny_classifier()
+    store.save_law(mini_gdpr())
+    pool = ThreadDispatcher(store, threads=1, classifier=lambda params: clf)
+    job = submit_audit_job(store, [folder], pool, params=AuditJobParams(top_k=3))
+    assert pool.wait(120)
+    pool.shutdown()
+    assert job_detail(store, job.id)["status"] == "succeeded"
+    assert sorted(d.source for d in store.list_documents()) == ["hr/policy-1.txt", "policy-0.txt"]

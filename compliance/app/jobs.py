@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from compliance.app.ingest import Source, Upload, expand_sources
+from compliance.app.ingest import Source, Upload, common_folder, expand_sources
 from compliance.errors import ComplianceError, ConfigurationError, DocumentError, ModelNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -255,6 +255,9 @@ def submit_audit_job(
     from compliance.settings import get_settings
 
     params = params or AuditJobParams()
+    sources = list(sources)
+    if relative_to is None:  # as `compliance audit` does: relative to the folder the given paths share
+        relative_to = common_folder(sources)
     items, rejected = _read_items(
         sources, relative_to=relative_to, recursive=recursive, max_bytes=get_settings().max_document_bytes
     )

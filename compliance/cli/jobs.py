@@ -78,7 +78,7 @@ def _follow(store: Any, dispatcher: Any, job_id: int, *, wait: bool, show: bool)
     "--relative-to",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Store document sources relative to this folder (default: absolute paths).",
+    help="Store document sources relative to this folder (default: the folder the given paths share, as `compliance audit`).",
 )
 @click.option("--no-recursive", is_flag=True, help="Do not descend into sub-folders.")
 @_follow_options
