@@ -5,11 +5,16 @@
     python -m experiments.build_shipped_model                       # both, training the teacher soup first
     python -m experiments.build_shipped_model --from-full DIR       # reuse a trained `compliance train` model
     python -m experiments.build_shipped_model --only link-decision  # just the link decision's calibration
+    python -m experiments.build_shipped_model --only scoring        # re-read the law-derived scoring parts
 
 * ``gdpr-classifier``: the default recipe ``r`` (the 3-seed soup, ``compliance train``) is trained — or read from
   ``--from-full`` — and distilled into LoRA adapters over the packaged base encoder
   (:mod:`compliance.models.compact`, recipe ``r-compact``); written with the artifact contract (format 4), its
   model card, ``metrics.json`` (held-out QA/QR of teacher and student) and ``SHA256SUMS``.
+* ``scoring``: the parts of the classifier's scoring ensemble that are read from the law and need no training
+  (today the consequence articles, :func:`compliance.models.umbrella.consequence_articles`, with the default
+  recipe's weight) are written into the shipped classifier's ``config.json`` as a rebuild would; its held-out
+  figures in ``metrics.json`` and the model card are recomputed. The weights stay as they are.
 * ``link-decision``: ``compliance alerts train-decision --max-steps 0`` (the base bi-encoder's threshold and band
   calibrated on graded law-passage pairs of the local law mirror), which refers to the base encoder instead of
   copying it: a config and a card.
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -211,6 +217,71 @@ def build_classifier(args: argparse.Namespace) -> None:
     )
 
 
+def refresh_scoring(args: argparse.Namespace) -> None:
+    from compliance.app.classifier import gdpr_training_inputs
+    from compliance.models.classifier import load
+    from compliance.models.compact import heldout_figures
+    from compliance.models.data import DataConfig, build_training_data
+    from compliance.models.training import get_recipe
+    from compliance.models.umbrella import consequence_articles
+
+    out = args.out / "gdpr-classifier"
+    config_path = out / "config.json"
+    cfg = json.loads(config_path.read_text())
+    chosen = get_recipe("r").consequence
+    law, recital_map = gdpr_training_inputs()
+    labels = [int(a) for a in cfg["labels"]]
+    found = consequence_articles(law, labels, chosen) if chosen is not None else {}
+    cfg["inference"]["consequences"] = [[a, list(m)] for a, m in sorted(found.items())] or None
+    cfg["inference"]["consequence_weight"] = chosen.weight if found and chosen is not None else 0.0
+    cfg["recipe"]["consequence"] = chosen.to_dict() if chosen is not None else None
+    cfg["consequences"] = {str(a): list(m) for a, m in found.items()} or None
+    config_path.write_text(json.dumps(cfg, indent=2) + "\n")
+    student = load(out, device=args.device)
+    data = build_training_data(law, recital_map, DataConfig(**cfg["recipe"].get("data", {})))
+    sets = {"qa": data.qa, "qr": data.qr, "calibration": data.calibration}
+    metrics_path = out / "metrics.json"
+    metrics = json.loads(metrics_path.read_text())
+    before = metrics.get("heldout_final")
+    metrics = {
+        **student_metrics(
+            metrics["teacher"],
+            metrics["distillation"],
+            {
+                "teacher": metrics["teacher"]["heldout_final_recomputed"],
+                "student": heldout_figures(student, sets),
+            },
+            student,
+            sets,
+        ),
+        "scoring_refreshed": {
+            "consequences": cfg["consequences"],
+            "consequence_weight": cfg["inference"]["consequence_weight"],
+            "heldout_final_before": before,
+        },
+    }
+    metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
+    from compliance.models.card import model_card
+
+    card_path = out / "MODEL_CARD.md"
+    teacher_trained = re.search(r"trained by `compliance train` \(.*?trained (\S+?)\)", card_path.read_text())
+    teacher_meta = {
+        "recipe": {"name": cfg["recipe"].get("teacher")},
+        "weights_checksum": cfg.get("provenance", {}).get("teacher_weights_checksum"),
+        "trained_at": teacher_trained.group(1) if teacher_trained else None,
+    }
+    figures = {"teacher": metrics["teacher"]["heldout_final_recomputed"], "student": metrics["heldout_final"]}
+    card_path.write_text(
+        _compact_card(model_card(student, metrics), metrics["distillation"], teacher_meta, figures)
+    )
+    write_checksums(out)
+    print(
+        json.dumps(
+            {"path": str(out), "consequences": cfg["consequences"], "heldout": metrics["heldout_final"]}
+        )
+    )
+
+
 def build_link_decision(args: argparse.Namespace) -> None:
     from compliance.linking.decision import LinkDecisionConfig, train_link_decision, training_laws
     from compliance.settings import get_settings
@@ -247,7 +318,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--only", choices=("classifier", "link-decision"), help="Build just one of them.")
+    parser.add_argument(
+        "--only", choices=("classifier", "link-decision", "scoring"), help="Build just one of them."
+    )
     parser.add_argument(
         "--from-full", type=Path, help="A trained `compliance train` model to distil (the teacher)."
     )
@@ -259,6 +332,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.only == "scoring":
+        refresh_scoring(args)
+        return
     if args.only in (None, "classifier"):
         build_classifier(args)
     if args.only in (None, "link-decision"):

@@ -8,7 +8,10 @@ Both are computed from the law alone; only these weights are hyper-parameters. T
 
 1. ``log p_encoder(a | x) + log prior(a)`` for every prior grid point;
 2. ``log p_encoder(a | x) + log prior*(a) + β · log p_bm25(a | x)`` for every β, with the best prior of step 1;
-3. the principle umbrellas (:mod:`compliance.models.umbrella`) on top, for every ``top_k`` and weight::
+3. the principle umbrellas (:mod:`compliance.models.umbrella`) on top, for every ``top_k`` and weight;
+4. the consequence articles (Art. 83 passing mass down to the articles it fines for) under the chosen umbrellas,
+   for every weight — scored on the training half's case facts *and* its one-to-three-sentence ``lead``
+   summaries together (the short form of a case is where a fine dominates the text)::
 
     python -m experiments.prior_selection --model DIR [--json]
 
@@ -22,7 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +33,7 @@ import click
 import numpy as np
 
 from compliance.evaluation.metrics import article_metrics, ranking_from_scores
-from compliance.evaluation.queries import gdprhub_query_set
+from compliance.evaluation.queries import gdprhub_lead_query_set, gdprhub_query_set
 from compliance.models.data import DataConfig, build_training_data
 from compliance.models.law_prior import LawPrior, LawPriorConfig, build_law_prior
 from compliance.models.training import training_recital_map
@@ -40,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
 
 __all__ = [
+    "CONSEQUENCE_GRID",
     "DEFAULT_GRID",
     "LEXICAL_GRID",
     "UMBRELLA_GRID",
@@ -47,6 +51,7 @@ __all__ = [
     "Selection",
     "main",
     "render_selection",
+    "score_consequences",
     "score_law_priors",
     "score_lexical_weights",
     "score_umbrellas",
@@ -65,6 +70,8 @@ DEFAULT_GRID: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]] = (
 LEXICAL_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 #: (members per paragraph or point, weight) tried in step 3.
 UMBRELLA_GRID: tuple[tuple[int, ...], tuple[float, ...]] = ((1, 2, 3), (0.0, 0.25, 0.5, 0.75, 1.0))
+#: consequence weights tried in step 4.
+CONSEQUENCE_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0)
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,7 @@ class PriorCandidate:
     lexical_weight: float = 0.0
     umbrella_top_k: int = 0
     umbrella_weight: float = 0.0
+    consequence_weight: float = 0.0
 
     @property
     def objective(self) -> float:
@@ -89,6 +97,7 @@ class PriorCandidate:
             "lexical_weight": self.lexical_weight,
             "umbrella_top_k": self.umbrella_top_k,
             "umbrella_weight": self.umbrella_weight,
+            "consequence_weight": self.consequence_weight,
             "mrr": round(self.mrr, 4),
             "f_mu": round(self.f_mu, 4),
             "rec@3": round(self.rec_at_3, 4),
@@ -181,17 +190,56 @@ def score_umbrellas(
     return out
 
 
+def score_consequences(
+    log_scores: np.ndarray,
+    ids: Sequence[str],
+    gold: Mapping[str, Sequence[int]],
+    start: PriorCandidate,
+    consequences: Mapping[int, Sequence[int]],
+    umbrellas: Mapping[int, Sequence[int]],
+    labels: Sequence[int],
+    weights: Sequence[float] = CONSEQUENCE_GRID,
+) -> list[PriorCandidate]:
+    """Step 4: every consequence weight on the ensemble ``log_scores`` (before umbrellas), then ``start``'s
+    umbrellas, as the classifier scores; best first (ties: smaller weight)."""
+    from compliance.models.umbrella import apply_consequences, apply_umbrellas
+
+    z = np.exp(log_scores - log_scores.max(axis=1, keepdims=True))
+    probs = z / z.sum(axis=1, keepdims=True)
+    out: list[PriorCandidate] = []
+    for w in weights:
+        scored = apply_consequences(probs, labels, consequences, w)[0] if w else probs
+        if start.umbrella_weight:
+            scored = apply_umbrellas(scored, labels, umbrellas, start.umbrella_weight)[0]
+        m = article_metrics(dict(zip(ids, ranking_from_scores(scored, labels), strict=True)), gold)
+        out.append(
+            PriorCandidate(
+                start.config,
+                m["mrr"],
+                m["f_mu"],
+                m["rec@3"],
+                start.lexical_weight,
+                start.umbrella_top_k,
+                start.umbrella_weight,
+                float(w),
+            )
+        )
+    out.sort(key=lambda p: (-round(p.objective, 6), p.consequence_weight))
+    return out
+
+
 @dataclass(frozen=True)
 class Selection:
-    """The three steps' candidates, best first; ``best`` is the chosen ensemble."""
+    """The four steps' candidates, best first; ``best`` is the chosen ensemble."""
 
     priors: list[PriorCandidate]
     lexical: list[PriorCandidate]
     umbrellas: list[PriorCandidate]
+    consequences: list[PriorCandidate] = field(default_factory=list)
 
     @property
     def best(self) -> PriorCandidate:
-        for step in (self.umbrellas, self.lexical, self.priors):
+        for step in (self.consequences, self.umbrellas, self.lexical, self.priors):
             if step:
                 return step[0]
         raise ValueError("empty selection")
@@ -205,10 +253,11 @@ def select_law_prior(
     grid: tuple[Sequence[float], Sequence[float], Sequence[float]] = DEFAULT_GRID,
     lexical_grid: Sequence[float] = LEXICAL_GRID,
     umbrella_grid: tuple[Sequence[int], Sequence[float]] = UMBRELLA_GRID,
+    consequence_grid: Sequence[float] = CONSEQUENCE_GRID,
 ) -> Selection:
-    """Run the three selection steps on the GDPRhub training half with ``classifier``'s encoder."""
+    """Run the four selection steps on the GDPRhub training half with ``classifier``'s encoder."""
     from compliance.models.training import lexical_expert
-    from compliance.models.umbrella import UmbrellaConfig, principle_umbrellas
+    from compliance.models.umbrella import UmbrellaConfig, consequence_articles, principle_umbrellas
 
     data = build_training_data(law, recital_map, DataConfig(**classifier.meta["recipe"]["data"]))
     rmap = training_recital_map(recital_map, data)
@@ -231,9 +280,31 @@ def select_law_prior(
     chosen = steps[0]
     ensemble = log_probs + log_prior + chosen.lexical_weight * lex[:, col]
     by_k = {k: principle_umbrellas(law, lexical, labels, UmbrellaConfig(top_k=k)) for k in umbrella_grid[0]}
-    return Selection(
-        priors, steps, score_umbrellas(ensemble, ids, qs.gold, chosen, by_k, labels, umbrella_grid[1])
+    umbrellas = score_umbrellas(ensemble, ids, qs.gold, chosen, by_k, labels, umbrella_grid[1])
+    # step 4 on the facts and the lead summaries of the same training-half cases
+    leads = gdprhub_lead_query_set(gdprhub_rows, "train")
+    lead_ids = list(leads.gold)
+    lead_texts = [leads.queries[i] for i in lead_ids]
+    lead_log_probs = np.log(
+        np.clip(classifier.predict_proba(lead_texts, prior=False, lexical=False, umbrella=False), 1e-12, None)
     )
+    lead_ensemble = lead_log_probs + log_prior + chosen.lexical_weight * lexical.log_probs(lead_texts)[:, col]
+    both_ids = [f"facts:{i}" for i in ids] + [f"lead:{i}" for i in lead_ids]
+    both_gold = {f"facts:{i}": g for i, g in qs.gold.items()} | {
+        f"lead:{i}": g for i, g in leads.gold.items()
+    }
+    best = umbrellas[0] if umbrellas else chosen
+    consequences = score_consequences(
+        np.concatenate([ensemble, lead_ensemble]),
+        both_ids,
+        both_gold,
+        best,
+        consequence_articles(law, labels),
+        by_k.get(best.umbrella_top_k, {}),
+        labels,
+        consequence_grid,
+    )
+    return Selection(priors, steps, umbrellas, consequences)
 
 
 def _selection_dict(found: Selection) -> dict[str, Any]:
@@ -241,27 +312,36 @@ def _selection_dict(found: Selection) -> dict[str, Any]:
         "priors": [c.to_dict() for c in found.priors],
         "lexical": [c.to_dict() for c in found.lexical],
         "umbrellas": [c.to_dict() for c in found.umbrellas],
+        "consequences": [c.to_dict() for c in found.consequences],
         "best": found.best.to_dict(),
     }
 
 
 def render_selection(found: Selection) -> str:
-    """The three steps' candidates as a text table, best first within each step."""
+    """The steps' candidates as a text table, best first within each step."""
     lines = [
-        "addressee citations recitals lexical umbrella(k, w) |   MRR   F^μ  Rec@3  objective"
+        "addressee citations recitals lexical umbrella(k, w) consequence |   MRR   F^μ  Rec@3  objective"
         "  (GDPRhub training half)"
     ]
-    for c in [*found.priors, *found.lexical, *found.umbrellas]:
-        d = c.to_dict()
-        lines.append(
-            f"{d['addressee']:9g} {d['citations']:9g} {d['recitals']:8g} {d['lexical_weight']:7g}"
-            f" {d['umbrella_top_k']:6d} {d['umbrella_weight']:5g} |"
-            f" {d['mrr']:.3f} {d['f_mu']:.3f} {d['rec@3']:.3f}  {d['objective']:.3f}"
-        )
-        if c is found.priors[-1]:
-            lines.append("-- step 2: lexical weight with the best prior --")
-        if c is found.lexical[-1]:
-            lines.append("-- step 3: principle umbrellas on the best ensemble --")
+    steps = (
+        (None, found.priors),
+        ("-- step 2: lexical weight with the best prior --", found.lexical),
+        ("-- step 3: principle umbrellas on the best ensemble --", found.umbrellas),
+        (
+            "-- step 4: consequence articles (facts and lead summaries of the training half) --",
+            found.consequences,
+        ),
+    )
+    for header, candidates in steps:
+        if header is not None and candidates:
+            lines.append(header)
+        for c in candidates:
+            d = c.to_dict()
+            lines.append(
+                f"{d['addressee']:9g} {d['citations']:9g} {d['recitals']:8g} {d['lexical_weight']:7g}"
+                f" {d['umbrella_top_k']:6d} {d['umbrella_weight']:5g} {d['consequence_weight']:11g} |"
+                f" {d['mrr']:.3f} {d['f_mu']:.3f} {d['rec@3']:.3f}  {d['objective']:.3f}"
+            )
     return "\n".join(lines)
 
 
@@ -269,7 +349,8 @@ def render_selection(found: Selection) -> str:
 @click.option("--model", "model_path", type=click.Path(path_type=Path), default=None)
 @click.option("--json", "as_json", is_flag=True)
 def main(model_path: Path | None, as_json: bool) -> None:  # pragma: no cover - thin command-line wrapper
-    """Select the law-prior exponents, the lexical weight and the umbrellas on the GDPRhub training half."""
+    """Select the law-prior exponents, the lexical weight, the umbrellas and the consequence weight on the GDPRhub
+    training half."""
     from compliance.evaluation.queries import gdprhub_path, load_gdprhub
     from compliance.models.classifier import load
     from compliance.rules import get_pack, load_pack_law

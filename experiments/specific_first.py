@@ -61,6 +61,7 @@ def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
     from compliance.evaluation.queries import (
         controls_query_set,
         gdprhub_article_counts,
+        gdprhub_lead_query_set,
         gdprhub_path,
         gdprhub_query_set,
         load_gdprhub,
@@ -75,8 +76,7 @@ def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
         raise SystemExit("no GDPRhub development file (set COMPLIANCE_SHARED_DATA)")
     rows = load_gdprhub(path)
     hub = gdprhub_query_set(rows, "test")
-    lead_rows = [{**r, "text": r["lead"]} for r in rows if str(r.get("lead") or "").strip()]
-    lead = replace(gdprhub_query_set(lead_rows, "test"), name="gdprhub-lead")
+    lead = replace(gdprhub_lead_query_set(rows, "test"), name="gdprhub-lead")
     controls = controls_query_set()
     prior = FrequencyPrior(gdprhub_article_counts(rows, "train"), labels)
     base = ClassifierRanker(clf)

@@ -12,6 +12,7 @@ from experiments.prior_selection import (
     PriorCandidate,
     Selection,
     render_selection,
+    score_consequences,
     score_law_priors,
     score_lexical_weights,
     score_umbrellas,
@@ -73,3 +74,20 @@ def test_umbrella_step_prefers_the_umbrella_that_lifts_the_gold() -> None:
     assert table[0].startswith("addressee citations recitals") and len(table) == 1 + 1 + 1 + 3 + 2
     assert "-- step 2: lexical weight with the best prior --" in table
     assert "-- step 3: principle umbrellas on the best ensemble --" in table
+
+
+def test_consequence_step_passes_the_fine_down_to_the_infringed_article() -> None:
+    labels = [83, 17, 12]
+    ids = ["q1", "q2"]
+    gold = {"q1": [17], "q2": [12]}
+    # the fines article leads both queries; the infringed one is second
+    log_scores = np.log(np.array([[0.9, 0.08, 0.02], [0.9, 0.02, 0.08]]))
+    start = PriorCandidate(LawPriorConfig(1, 1, 1), 0.5, 0.0, 1.0, lexical_weight=1.0)
+    found = score_consequences(log_scores, ids, gold, start, {83: [17, 12]}, {}, labels, (0.0, 0.25, 0.75))
+    assert [c.consequence_weight for c in found] == [0.75, 0.0, 0.25]  # 0.25 leaves Art. 83 first: ties 0
+    assert found[0].mrr == 1.0 and found[1].mrr == 0.5
+    assert all(c.config == start.config and c.lexical_weight == 1.0 for c in found)
+    selection = Selection([start], [start], [], found)
+    assert selection.best is found[0]
+    table = render_selection(selection)
+    assert "-- step 3" not in table and "-- step 4: consequence articles" in table

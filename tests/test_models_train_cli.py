@@ -41,7 +41,7 @@ def test_train_cli_writes_a_loadable_model(
         "--json",
     ]
     if ensemble == "encoder-only":
-        args += ["--no-law-prior", "--no-umbrellas", "--lexical-weight", "0"]
+        args += ["--no-law-prior", "--no-umbrellas", "--no-consequences", "--lexical-weight", "0"]
     with single_threaded():  # type: ignore[attr-defined]
         res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
@@ -60,10 +60,15 @@ def test_train_cli_writes_a_loadable_model(
         assert prior[32] > 5 * prior[97]
         umbrellas = {a: set(m) for a, m in cfg["inference"]["umbrellas"]}
         assert {6, 24, 25, 32} <= umbrellas[5] and cfg["inference"]["umbrella_weight"] == 0.75
+        # Art. 83 (fines) passes mass down to the articles whose infringement it fines
+        consequences = {a: set(m) for a, m in cfg["inference"]["consequences"]}
+        assert set(consequences) == {83} and {5, 6, 12, 17, 32} <= consequences[83]
+        assert cfg["inference"]["consequence_weight"] == 0.75
     else:
         assert cfg["recipe"]["law_prior"] is None and cfg["inference"]["label_prior"] is None
         assert cfg["inference"]["lexical_weight"] == 0.0 and not (out / "lexical.json").exists()
         assert cfg["inference"]["umbrellas"] is None and cfg["recipe"]["umbrella"] is None
+        assert cfg["inference"]["consequences"] is None and cfg["recipe"]["consequence"] is None
     res = CliRunner().invoke(
         cli, ["map", "--model", str(out), "--text", "encryption of laptops", "--top-k", "99"]
     )

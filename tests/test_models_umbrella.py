@@ -47,3 +47,36 @@ def test_zero_weight_changes_nothing(weight: float) -> None:
     probs = np.array([[0.2, 0.8]])
     out, _ = apply_umbrellas(probs, [5, 6], {5: [6]}, weight)
     assert (out[0, 0] > probs[0, 0]) == (weight > 0)
+
+
+def test_apply_consequences_passes_mass_down_by_the_members_own_scores() -> None:
+    from compliance.models.umbrella import apply_consequences
+
+    # labels 83 (the consequence article), 17, 12, 99 (not a member)
+    probs = np.array([[0.8, 0.1, 0.05, 0.05], [0.8, 0.0, 0.0, 0.2]])
+    out, received = apply_consequences(probs, [83, 17, 12, 99], {83: [17, 12]}, 0.75)
+    # row 0: 0.6 passed down, 2:1 as the members' own scores; the total stays 1
+    np.testing.assert_allclose(out[0], [0.2, 0.1 + 0.4, 0.05 + 0.2, 0.05])
+    np.testing.assert_allclose(received[0], [0.0, 0.4, 0.2, 0.0])
+    # row 1: members without any score share evenly; a non-member gets nothing
+    np.testing.assert_allclose(out[1], [0.2, 0.3, 0.3, 0.2])
+    np.testing.assert_allclose(out.sum(axis=1), 1.0)
+    same, nothing = apply_consequences(probs, [83, 17, 12, 99], {83: [17, 12]}, 0.0)
+    np.testing.assert_allclose(same, probs)
+    assert not nothing.any()
+
+
+def test_gdpr_consequence_article_is_the_fines_article(gdpr_xml: Path) -> None:
+    from compliance.models.umbrella import ConsequenceConfig, consequence_articles
+    from compliance.rules import parse_formex
+
+    law = parse_formex(gdpr_xml.read_bytes(), source=str(gdpr_xml))
+    labels = list(range(1, 100))
+    found = consequence_articles(law, labels)
+    # Art. 83(4)-(6) enumerate the infringements fined: principles, rights, obligations of controllers and
+    # processors, transfers, orders of the supervisory authority; no other article refers to a fifth of the law
+    assert set(found) == {83}
+    assert {5, 6, 7, 9, 12, 15, 17, 21, 22, 25, 32, 39, 44, 49, 58} <= set(found[83])
+    assert 83 not in found[83] and not {1, 2, 3, 4, 99} & set(found[83])
+    # a lower share finds the articles that merely list many others (the Board's tasks, Art. 70, …)
+    assert {70, 83} <= set(consequence_articles(law, labels, ConsequenceConfig(min_share=0.1)))

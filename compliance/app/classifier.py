@@ -56,6 +56,7 @@ class TrainRequest:
         prior_weight: with extra supervision, weight of its article frequencies as the label prior.
         law_prior: score with the article-applicability prior read from the law.
         umbrellas: score with the principle umbrellas.
+        consequences: score with the consequence articles (Art. 83 passing mass to the articles it fines for).
         device: ``auto``, ``cpu``, ``cuda`` (default: ``COMPLIANCE_DEVICE``).
         bf16: force bf16 autocast on or off (default: where the hardware supports it).
         with_reviews: add the reviewed GDPR links of the database (accepted: positives, rejected: negatives,
@@ -71,6 +72,7 @@ class TrainRequest:
     prior_weight: float = 0.0
     law_prior: bool = True
     umbrellas: bool = True
+    consequences: bool = True
     device: str | None = None
     bf16: bool | None = None
     with_reviews: bool = False
@@ -92,6 +94,8 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
         chosen = replace(chosen, law_prior=None)
     if not request.umbrellas:
         chosen = replace(chosen, umbrella=None)
+    if not request.consequences:
+        chosen = replace(chosen, consequence=None)
     target = request.out_dir or default_classifier_dir()
     law, recital_map = gdpr_training_inputs()
     extra_path = request.extra_path

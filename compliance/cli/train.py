@@ -62,6 +62,12 @@ from compliance.cli.options import database_option, device_option
     help="Score without the principle umbrellas (Art. 5 receiving the mass of the articles implementing it).",
 )
 @click.option(
+    "--no-consequences",
+    is_flag=True,
+    help="Score without the consequence articles (Art. 83, fines, passing its mass down to the articles whose "
+    "infringement it fines).",
+)
+@click.option(
     "--lexical-weight",
     type=click.FloatRange(0.0, 10.0),
     default=None,
@@ -107,6 +113,7 @@ def train_command(
     prior_weight: float,
     no_law_prior: bool,
     no_umbrellas: bool,
+    no_consequences: bool,
     lexical_weight: float | None,
     epochs: int | None,
     min_k: int | None,
@@ -146,6 +153,7 @@ def train_command(
         prior_weight=prior_weight,
         law_prior=not no_law_prior,
         umbrellas=not no_umbrellas,
+        consequences=not no_consequences,
         device=device,
         bf16=False if no_bf16 else None,
         with_reviews=with_reviews,

@@ -32,6 +32,7 @@ __all__ = [
     "controls_query_set",
     "examples_query_set",
     "gdprhub_article_counts",
+    "gdprhub_lead_query_set",
     "gdprhub_path",
     "gdprhub_split",
     "labelled_query_set",
@@ -104,6 +105,18 @@ def gdprhub_query_set(rows: Sequence[dict[str, Any]], part: str = "test") -> Que
         {str(r["id"]): str(r["text"]) for r in sel},
         {str(r["id"]): list(r["gdpr_articles"]) for r in sel},
         "GDPRhub case facts (references masked), held-out half by id hash",
+    )
+
+
+def gdprhub_lead_query_set(rows: Sequence[dict[str, Any]], part: str = "test") -> QuerySet:
+    """The same cases' ``lead`` summaries (one to three sentences on what the authority or court decided, often
+    naming a fine) as a query set, for the rows that have one."""
+    sel = [r for r in rows if str(r.get("lead") or "").strip() and gdprhub_split(str(r["id"])) == part]
+    return QuerySet(
+        f"gdprhub-lead-{part}",
+        {str(r["id"]): str(r["lead"]) for r in sel},
+        {str(r["id"]): list(r["gdpr_articles"]) for r in sel},
+        "GDPRhub lead summaries (one to three sentences), held-out half by id hash",
     )
 
 

@@ -139,7 +139,8 @@ class ZeroShotRanker:
 
 class ClassifierRanker:
     """The trained classifier's calibrated probabilities; ``prior=False`` / ``lexical=False`` /
-    ``umbrella=False`` leave out its label prior / lexical expert / principle umbrellas (ablations).
+    ``umbrella=False`` / ``consequence=False`` leave out its label prior / lexical expert / principle umbrellas /
+    consequence articles (ablations).
 
     Logits and lexical scores are cached per text; pass another ranker's ``cache`` to score the same model several
     ways for the price of one forward pass.
@@ -155,6 +156,7 @@ class ClassifierRanker:
         prior: bool = True,
         lexical: bool = True,
         umbrella: bool = True,
+        consequence: bool = True,
         cache: dict[str, tuple[np.ndarray, np.ndarray | None]] | None = None,
     ) -> None:
         self.classifier = classifier
@@ -162,6 +164,7 @@ class ClassifierRanker:
         self.prior = prior
         self.lexical = lexical
         self.umbrella = umbrella
+        self.consequence = consequence
         self.cache: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache if cache is not None else {}
 
     @property
@@ -182,7 +185,11 @@ class ClassifierRanker:
         if self.lexical and rows[0][1] is not None:
             lex = np.stack([r[1] for r in rows if r[1] is not None])
         return self.classifier.calibrate(
-            np.stack([r[0] for r in rows]), prior=self.prior, lexical_log_probs=lex, umbrella=self.umbrella
+            np.stack([r[0] for r in rows]),
+            prior=self.prior,
+            lexical_log_probs=lex,
+            umbrella=self.umbrella,
+            consequence=self.consequence,
         )
 
 

@@ -15,6 +15,7 @@ from compliance.evaluation.queries import (
     controls_query_set,
     examples_query_set,
     gdprhub_article_counts,
+    gdprhub_lead_query_set,
     gdprhub_path,
     gdprhub_query_set,
     labelled_query_set,
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["BUILT_IN_SETS", "EvaluationReport", "build_query_sets", "evaluate"]
 
 #: the query sets ``compliance evaluate`` knows by name (the user's own files come beside them)
-BUILT_IN_SETS = ("qa", "qr", "gdprhub", "controls")
+BUILT_IN_SETS = ("qa", "qr", "gdprhub", "gdprhub-lead", "controls")
 METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3", "ece")
 
 
@@ -99,11 +100,14 @@ def build_query_sets(
     if "qr" in sets:
         out.append(examples_query_set("qr", data.qr, "held-out recitals"))
     rows: list[dict[str, Any]] = []
-    if "gdprhub" in sets:
+    if "gdprhub" in sets or "gdprhub-lead" in sets:
         path = gdprhub_path(shared_data)
         if path is not None:
             rows = load_gdprhub(path)
-            out.append(gdprhub_query_set(rows, "test"))
+            if "gdprhub" in sets:
+                out.append(gdprhub_query_set(rows, "test"))
+            if "gdprhub-lead" in sets:
+                out.append(gdprhub_lead_query_set(rows, "test"))
     if "controls" in sets:
         out.append(controls_query_set(controls))
     articles = {a.number for a in data.articles}
@@ -210,6 +214,7 @@ def evaluate(
             "prior": classifier.uses_prior,
             "lexical": classifier.uses_lexical,
             "umbrella": classifier.uses_umbrellas,
+            "consequence": classifier.uses_consequences,
         }
         used = [p for p, on in parts.items() if on]
         variants = [(f"no {p}", {q: q != p for q in parts}) for p in used]
@@ -230,6 +235,8 @@ def evaluate(
             "lexical_weight": classifier.config.lexical_weight,
             "umbrellas": classifier.config.umbrellas,
             "umbrella_weight": classifier.config.umbrella_weight,
+            "consequences": classifier.config.consequences,
+            "consequence_weight": classifier.config.consequence_weight,
         }
         if hub_rows:
             bare = ClassifierRanker(
@@ -238,6 +245,7 @@ def evaluate(
                 prior=False,
                 lexical=False,
                 umbrella=False,
+                consequence=False,
                 cache=clf_ranker.cache,
             )
             for w in fusion_weights:

@@ -60,6 +60,13 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         )
         + ", renormalised"
         + (
+            f"; then consequence articles pass {clf.config.consequence_weight:g} of their score down to the"
+            " articles they sanction: "
+            + "; ".join(f"Art. {a} → {len(m)} articles" for a, m in (clf.config.consequences or ()))
+            if clf.uses_consequences
+            else ""
+        )
+        + (
             f"; then principle umbrellas (weight {clf.config.umbrella_weight:g}): "
             + "; ".join(f"Art. {a} ← {', '.join(map(str, m))}" for a, m in (clf.config.umbrellas or ()))
             if clf.uses_umbrellas

@@ -46,7 +46,7 @@ from compliance.artifacts import (
 from compliance.errors import ModelError
 from compliance.models.calibration import softmax
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
-from compliance.models.umbrella import apply_umbrellas
+from compliance.models.umbrella import apply_consequences, apply_umbrellas
 from compliance.runtime import autocast, classifier_dir, length_sorted_batches
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,6 +125,9 @@ class ClassifierConfig:
             :mod:`compliance.models.lexical`) in the log-linear ensemble (0 = encoder only).
         umbrellas: principle umbrellas ``((article, (member, …)), …)`` (:mod:`compliance.models.umbrella`).
         umbrella_weight: share of the members' probability mass each umbrella receives (0 = none).
+        consequences: consequence articles ``((article, (member, …)), …)`` — Art. 83, fines, over the articles
+            whose infringement it sanctions (:mod:`compliance.models.umbrella`).
+        consequence_weight: share of a consequence article's probability passed down to its members (0 = none).
     """
 
     max_length: int = 128
@@ -138,6 +141,8 @@ class ClassifierConfig:
     lexical_weight: float = 0.0
     umbrellas: tuple[tuple[int, tuple[int, ...]], ...] | None = None
     umbrella_weight: float = 0.0
+    consequences: tuple[tuple[int, tuple[int, ...]], ...] | None = None
+    consequence_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -146,7 +151,8 @@ class ArticleScore:
 
     ``components`` and ``terms`` are filled by ``rank(..., explain=True)``: the experts' own probabilities for
     this article (``encoder``, ``lexical``, ``prior``; for a principle umbrella also ``umbrella``, the share of its
-    score that came from its member articles) and the stemmed terms the text shares with the article's indexed
+    score that came from its member articles; for an article a consequence article refers to, ``consequence``, the
+    share of its score passed down from, e.g., Art. 83) and the stemmed terms the text shares with the article's indexed
     text — what a reviewer reads to see why the article was suggested.
     """
 
@@ -336,6 +342,10 @@ class ArticleClassifier:
     def uses_umbrellas(self) -> bool:
         return bool(self.config.umbrellas) and self.config.umbrella_weight > 0
 
+    @property
+    def uses_consequences(self) -> bool:
+        return bool(self.config.consequences) and self.config.consequence_weight > 0
+
     def lexical_log_probs(self, texts: Sequence[str]) -> np.ndarray | None:
         """The lexical expert's log-probabilities in :attr:`labels` order (None when the model has none)."""
         if not self.uses_lexical:
@@ -351,15 +361,23 @@ class ArticleClassifier:
         return lp
 
     def predict_proba(
-        self, texts: Sequence[str], *, prior: bool = True, lexical: bool = True, umbrella: bool = True
+        self,
+        texts: Sequence[str],
+        *,
+        prior: bool = True,
+        lexical: bool = True,
+        umbrella: bool = True,
+        consequence: bool = True,
     ) -> np.ndarray:
         """Calibrated article probabilities, shape (len(texts), n_labels), columns in :attr:`labels` order.
 
-        ``prior=False`` leaves out the label prior, ``lexical=False`` the lexical expert and ``umbrella=False``
-        the principle umbrellas (for ablations).
+        ``prior=False`` leaves out the label prior, ``lexical=False`` the lexical expert, ``umbrella=False``
+        the principle umbrellas and ``consequence=False`` the consequence articles (for ablations).
         """
         lex = self.lexical_log_probs(texts) if lexical else None
-        return self.calibrate(self.logits(texts), prior=prior, lexical_log_probs=lex, umbrella=umbrella)
+        return self.calibrate(
+            self.logits(texts), prior=prior, lexical_log_probs=lex, umbrella=umbrella, consequence=consequence
+        )
 
     def calibrate(
         self,
@@ -368,11 +386,20 @@ class ArticleClassifier:
         prior: bool = True,
         lexical_log_probs: np.ndarray | None = None,
         umbrella: bool = True,
+        consequence: bool = True,
     ) -> np.ndarray:
         """Scores from raw logits: the temperature-scaled encoder distribution, times the label prior (if the
         model has one and ``prior``), times the lexical expert's distribution to the power ``lexical_weight``
-        (if given), renormalised; then the principle umbrellas (if the model has them and ``umbrella``)."""
-        return self._score(logits, prior=prior, lexical_log_probs=lexical_log_probs, umbrella=umbrella)[0]
+        (if given), renormalised; then the consequence articles pass mass down to the articles they sanction (if
+        the model has them and ``consequence``), then the principle umbrellas (if the model has them and
+        ``umbrella``)."""
+        return self._score(
+            logits,
+            prior=prior,
+            lexical_log_probs=lexical_log_probs,
+            umbrella=umbrella,
+            consequence=consequence,
+        )[0]
 
     def _score(
         self,
@@ -381,9 +408,18 @@ class ArticleClassifier:
         prior: bool = True,
         lexical_log_probs: np.ndarray | None = None,
         umbrella: bool = True,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`calibrate`'s scores and, per article, the share of its score that came from umbrella members."""
+        consequence: bool = True,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`calibrate`'s scores and, per article, the share of its score that came from umbrella members and
+        the share passed down from consequence articles."""
         probs = self._ensemble(logits, prior=prior, lexical_log_probs=lexical_log_probs)
+        passed_down = np.zeros_like(probs)
+        if consequence and self.uses_consequences:
+            assert self.config.consequences is not None
+            probs, received = apply_consequences(
+                probs, self.labels, dict(self.config.consequences), self.config.consequence_weight
+            )
+            passed_down = np.divide(received, probs, out=np.zeros_like(received), where=received > 0)
         from_members = np.zeros_like(probs)
         if umbrella and self.uses_umbrellas:
             assert self.config.umbrellas is not None
@@ -392,7 +428,7 @@ class ArticleClassifier:
                 probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
             )
             from_members = np.divide(added, before + added, out=np.zeros_like(added), where=added > 0)
-        return probs, from_members
+        return probs, from_members, passed_down
 
     def _prior_distribution(self) -> np.ndarray:
         """The stored label prior as a distribution in :attr:`labels` order (floored at 1e-12, renormalised)."""
@@ -429,7 +465,7 @@ class ArticleClassifier:
         if logits is None:
             logits = self.logits(texts)
         lexical = self.lexical_log_probs(texts)
-        probs, from_members = self._score(logits, lexical_log_probs=lexical)
+        probs, from_members, passed_down = self._score(logits, lexical_log_probs=lexical)
         k = max(1, min(top_k, len(self.labels)))
         encoder = softmax(logits, self.config.temperature) if explain else None
         prior = self._prior_distribution() if explain and self.uses_prior else None
@@ -449,6 +485,8 @@ class ArticleClassifier:
                         components["prior"] = round(float(prior[j]), 6)
                     if from_members[i, j] > 0:
                         components["umbrella"] = round(float(from_members[i, j]), 6)
+                    if passed_down[i, j] > 0:
+                        components["consequence"] = round(float(passed_down[i, j]), 6)
                     if self.lexical is not None and article in self.lexical.documents:
                         terms = self.lexical.shared_terms(texts[i], article)
                 scores.append(
@@ -595,6 +633,10 @@ def load(
         inf["label_prior"] = tuple(float(x) for x in inf["label_prior"])
     if inf.get("umbrellas") is not None:
         inf["umbrellas"] = tuple((int(a), tuple(int(m) for m in members)) for a, members in inf["umbrellas"])
+    if inf.get("consequences") is not None:
+        inf["consequences"] = tuple(
+            (int(a), tuple(int(m) for m in members)) for a, members in inf["consequences"]
+        )
     config = ClassifierConfig(**inf)
     if cfg.get("encoder_adapter") is not None:
         encoder = _load_adapted_encoder(model_dir, cfg["encoder_adapter"], device=device, bf16=bf16)

@@ -24,7 +24,12 @@ from compliance.models.data import DataConfig, Example, TrainingData, build_trai
 from compliance.models.law_prior import LawPriorConfig, build_law_prior
 from compliance.models.lexical import LexicalArticleScorer
 from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt, summarise
-from compliance.models.umbrella import UmbrellaConfig, principle_umbrellas
+from compliance.models.umbrella import (
+    ConsequenceConfig,
+    UmbrellaConfig,
+    consequence_articles,
+    principle_umbrellas,
+)
 from compliance.progress import bar
 from compliance.rules.corpus import Law
 from compliance.runtime import autocast, length_sorted_batches, mean_pool
@@ -78,6 +83,8 @@ class Recipe:
         lexical_weight: weight of the lexical expert (BM25 over each article's title and training sentences,
             :mod:`compliance.models.lexical`) in the scoring ensemble; 0 = encoder only.
         umbrella: principle umbrellas found in the law (:mod:`compliance.models.umbrella`); None = none.
+        consequence: consequence articles found in the law (Art. 83 over the articles whose infringement it
+            fines, :mod:`compliance.models.umbrella`); None = none.
     """
 
     name: str = "r"
@@ -100,12 +107,14 @@ class Recipe:
     law_prior: LawPriorConfig | None = field(default_factory=LawPriorConfig)
     lexical_weight: float = 1.0
     umbrella: UmbrellaConfig | None = field(default_factory=UmbrellaConfig)
+    consequence: ConsequenceConfig | None = field(default_factory=ConsequenceConfig)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["tapt"] = [asdict(t) for t in self.tapt]
         d["law_prior"] = self.law_prior.to_dict() if self.law_prior is not None else None
         d["umbrella"] = self.umbrella.to_dict() if self.umbrella is not None else None
+        d["consequence"] = self.consequence.to_dict() if self.consequence is not None else None
         return d
 
 
@@ -676,6 +685,16 @@ def train(
             clf.config = replace(
                 clf.config, umbrellas=tuple(sorted(umbrellas.items())), umbrella_weight=recipe.umbrella.weight
             )
+    consequences: dict[int, tuple[int, ...]] = {}
+    if recipe.consequence is not None and recipe.consequence.weight > 0 and not extra:
+        # like the umbrellas, left out with extra supervision (realistic labels teach what a fine is for)
+        consequences = consequence_articles(law, labels, recipe.consequence)
+        if consequences:
+            clf.config = replace(
+                clf.config,
+                consequences=tuple(sorted(consequences.items())),
+                consequence_weight=recipe.consequence.weight,
+            )
     cal_lexical = clf.lexical_log_probs([e.text for e in data.calibration])
     band = _band(clf.calibrate(cal_logits, lexical_log_probs=cal_lexical), cal_gold)
     clf.config = replace(clf.config, review_band=band)
@@ -734,6 +753,7 @@ def train(
         "law_prior": law_prior_summary,
         "law_prior_skipped": "extra supervision" if recipe.law_prior is not None and extra else None,
         "umbrellas": {str(a): list(m) for a, m in umbrellas.items()} or None,
+        "consequences": {str(a): list(m) for a, m in consequences.items()} or None,
         "extra_prior_weight": prior_weight if extra else 0.0,
         "package_version": compliance.__version__,
         "torch_version": torch.__version__,
