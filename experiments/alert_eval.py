@@ -33,6 +33,7 @@ LEGACY = AlertConfig(
     passage_level="article",
     recital_weight=1.0,
     cross_reference_discount=0.0,
+    framing_weight=1.0,
     alert_budget=None,
     review_budget=None,
 )

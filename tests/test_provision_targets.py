@@ -264,3 +264,32 @@ def test_within_article_repicks_the_point_by_bm25_and_cosine() -> None:
     assert _within_article(best, owners, cos, lexical, "banana xylophone") == best  # no shared term
     assert _within_article(4, owners, cos, lexical, text) == 4  # art:2 has one provision
     assert _within_article(5, owners, cos, lexical, text) == 5  # a recital stays
+
+
+def test_passage_weights_put_definitions_scope_and_recitals_below_obligations() -> None:
+    from dataclasses import replace
+
+    from compliance.alerts.engine import AlertConfig, _passage_weights
+
+    law = replace(
+        LAW,
+        provisions=(
+            *LAW.provisions,
+            Provision("article", "art:3", "3", "", title="Definitions"),
+            Provision("point", "art:3/pt:a", "a", "'incident' means an event compromising …", "", "art:3"),
+            Provision("article", "art:4", "4", "This Directive applies to entities …", title="Scope"),
+        ),
+    )
+    owners = ["art:1/par:1", "art:3/pt:a", "rec:1", "art:4"]
+    weights, shares = _passage_weights(law, owners, AlertConfig())
+    config = AlertConfig()
+    assert weights[0] == 1.0  # an obligation
+    assert weights[1] == pytest.approx(config.framing_weight) and weights[1] < 1.0  # explains a term
+    assert weights[3] == pytest.approx(config.framing_weight)  # says whom the act covers
+    # a recital explains too, and this one mostly cites another act (Regulation (EU) 2016/679)
+    assert shares[2] == 1.0
+    assert weights[2] == pytest.approx(config.recital_weight * (1 - config.cross_reference_discount))
+    neutral, _ = _passage_weights(law, owners, AlertConfig(framing_weight=1.0))
+    assert neutral[1] == 1.0
+    with pytest.raises(Exception, match="framing_weight"):
+        AlertConfig(framing_weight=0.0)

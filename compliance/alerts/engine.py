@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -56,6 +57,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: the title of an article that frames the act ("Definitions", "Subject matter and scope", "Scope")
+_FRAMING = re.compile(r"\b(?:definitions?|scope|subject[- ]matter)\b", re.IGNORECASE)
+
 
 @dataclass(frozen=True, slots=True)
 class AlertConfig:
@@ -80,6 +84,10 @@ class AlertConfig:
         cross_reference_discount: a recital whose sentences name another act (``Regulation (EU) 2016/679``) has
             its similarity multiplied by ``1 - discount × share of such sentences`` (NIS2 recital 121 on the
             GDPR: share 0.8).
+        framing_weight: the similarity of a passage of an article that frames the act rather than obliges —
+            its title says "Definitions", "Scope" or "Subject matter" (GDPR Art. 4, ePrivacy Art. 2, NIS2 Art. 2
+            and 6) — is multiplied by this: a definition explains a term and a scope clause says whom the act
+            covers, so a control that uses the term or names the GDPR is not affected by them.
         article_cross_reference_discount: the same discount for an article's paragraphs and points (default
             0: an article that cites another act still obliges, e.g. ePrivacy Art. 5(3) and 13(2); measured in
             docs/alerts.md).
@@ -109,6 +117,7 @@ class AlertConfig:
     passage_level: str = "provision"
     recital_weight: float = 0.9
     cross_reference_discount: float = 0.5
+    framing_weight: float = 0.85
     article_cross_reference_discount: float = 0.0
     point_lead_words: int = 0
     within_article: str = "dense"
@@ -124,6 +133,8 @@ class AlertConfig:
             raise ConfigurationError("passage_level must be 'provision' or 'article'")
         if not 0.0 < self.recital_weight <= 1.0:
             raise ConfigurationError("recital_weight must be in (0, 1]")
+        if not 0.0 < self.framing_weight <= 1.0:
+            raise ConfigurationError("framing_weight must be in (0, 1]")
         for discount in (self.cross_reference_discount, self.article_cross_reference_discount):
             if not 0.0 <= discount <= 1.0:
                 raise ConfigurationError("a cross-reference discount must be in [0, 1]")
@@ -262,6 +273,7 @@ def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tu
     weights = np.ones(len(owners), dtype=np.float32)
     shares: list[float] = []
     cache: dict[str, float] = {}
+    framing: dict[str, bool] = {}
     for i, key in enumerate(owners):
         recital = key.startswith("rec:")
         discount = config.cross_reference_discount if recital else config.article_cross_reference_discount
@@ -270,7 +282,14 @@ def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tu
             if key not in cache:
                 cache[key] = foreign_reference_share(law.text_of(key), own)
             share = cache[key]
-        weights[i] = (config.recital_weight if recital else 1.0) * (1.0 - discount * share)
+        kind = config.recital_weight if recital else 1.0
+        article = key.split("/", 1)[0]
+        if not recital and config.framing_weight < 1.0 and article.startswith("art:"):
+            if article not in framing:
+                framing[article] = bool(_FRAMING.search(law.get(article).title or ""))
+            if framing[article]:
+                kind = config.framing_weight
+        weights[i] = kind * (1.0 - discount * share)
         shares.append(share)
     return weights, shares
 
