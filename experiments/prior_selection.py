@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -202,10 +202,10 @@ def score_consequences(
 ) -> list[PriorCandidate]:
     """Step 4: every consequence weight on the ensemble ``log_scores`` (before umbrellas), then ``start``'s
     umbrellas, as the classifier scores; best first (ties: smaller weight)."""
+    from compliance.models.calibration import softmax
     from compliance.models.umbrella import apply_consequences, apply_umbrellas
 
-    z = np.exp(log_scores - log_scores.max(axis=1, keepdims=True))
-    probs = z / z.sum(axis=1, keepdims=True)
+    probs = softmax(log_scores)
     out: list[PriorCandidate] = []
     for w in weights:
         scored = apply_consequences(probs, labels, consequences, w)[0] if w else probs
@@ -213,16 +213,7 @@ def score_consequences(
             scored = apply_umbrellas(scored, labels, umbrellas, start.umbrella_weight)[0]
         m = article_metrics(dict(zip(ids, ranking_from_scores(scored, labels), strict=True)), gold)
         out.append(
-            PriorCandidate(
-                start.config,
-                m["mrr"],
-                m["f_mu"],
-                m["rec@3"],
-                start.lexical_weight,
-                start.umbrella_top_k,
-                start.umbrella_weight,
-                float(w),
-            )
+            replace(start, mrr=m["mrr"], f_mu=m["f_mu"], rec_at_3=m["rec@3"], consequence_weight=float(w))
         )
     out.sort(key=lambda p: (-round(p.objective, 6), p.consequence_weight))
     return out
