@@ -631,12 +631,9 @@ def load(
         inf["review_band"] = tuple(inf["review_band"])
     if inf.get("label_prior") is not None:
         inf["label_prior"] = tuple(float(x) for x in inf["label_prior"])
-    if inf.get("umbrellas") is not None:
-        inf["umbrellas"] = tuple((int(a), tuple(int(m) for m in members)) for a, members in inf["umbrellas"])
-    if inf.get("consequences") is not None:
-        inf["consequences"] = tuple(
-            (int(a), tuple(int(m) for m in members)) for a, members in inf["consequences"]
-        )
+    for key in ("umbrellas", "consequences"):  # [[article, [member, …]], …] in JSON
+        if inf.get(key) is not None:
+            inf[key] = tuple((int(a), tuple(int(m) for m in members)) for a, members in inf[key])
     config = ClassifierConfig(**inf)
     if cfg.get("encoder_adapter") is not None:
         encoder = _load_adapted_encoder(model_dir, cfg["encoder_adapter"], device=device, bf16=bf16)

@@ -39,6 +39,20 @@ def _chunks(ids: Sequence[int], size: int = _CHUNK) -> Iterator[Sequence[int]]:
         yield ids[start : start + size]
 
 
+def latest_review_subquery() -> Any:
+    """``(link_id, review_id)`` of every reviewed link's latest review (the highest review id), as a subquery:
+    the join every view of a link's current decision builds on."""
+    from sqlalchemy import func, select
+
+    from compliance.store.orm import ReviewRow
+
+    return (
+        select(ReviewRow.link_id, func.max(ReviewRow.id).label("review_id"))
+        .group_by(ReviewRow.link_id)
+        .subquery()
+    )
+
+
 class StoreBase:
     """The core every part of :class:`~compliance.store.Store` builds on: engine, sessions, schema, audit log.
 

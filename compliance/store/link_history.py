@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from compliance.errors import NotFoundError, StoreError
-from compliance.store.base import StoreBase, _chunks
+from compliance.store.base import StoreBase, _chunks, latest_review_subquery
 from compliance.store.records import ReviewRecord, _Record, to_jsonable
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ class LinkHistoryMixin(StoreBase):
             link_ids: only these links.
             current_only: False: also superseded links (old document versions, earlier runs).
         """
-        from sqlalchemy import func, or_, select
+        from sqlalchemy import or_, select
 
         from compliance.store.orm import (
             Document,
@@ -163,11 +163,7 @@ class LinkHistoryMixin(StoreBase):
             RunRow,
         )
 
-        latest = (
-            select(ReviewRow.link_id, func.max(ReviewRow.id).label("review_id"))
-            .group_by(ReviewRow.link_id)
-            .subquery()
-        )
+        latest = latest_review_subquery()
         stmt = (
             select(LinkRow, RunRow.kind, RunRow.model, ParagraphRow, DocumentVersion.version, Document)
             .add_columns(ProvisionRow, LawRow, ReviewRow)

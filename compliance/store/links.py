@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from compliance.errors import NotFoundError, StoreError
-from compliance.store.base import StoreBase
+from compliance.store.base import StoreBase, latest_review_subquery
 from compliance.store.records import LinkRecord, NewLink, ReviewRecord, to_jsonable
 
 if TYPE_CHECKING:
@@ -110,10 +110,7 @@ class LinksMixin(StoreBase):
 
         from compliance.store.orm import LawRow, LinkRow, ProvisionRow, ReviewRow
 
-        latest = select(ReviewRow.link_id, func.max(ReviewRow.id).label("review_id")).group_by(
-            ReviewRow.link_id
-        )
-        latest_sq = latest.subquery()
+        latest_sq = latest_review_subquery()
         current = func.coalesce(ReviewRow.decision, LinkRow.status).label("current_status")
         stmt = (
             select(LinkRow, ProvisionRow.key, ProvisionRow.law_id, LawRow.short_name, current)
@@ -193,7 +190,7 @@ class LinksMixin(StoreBase):
         law_version, provision_id, provision_key, provision_kind, provision_number, provision_title, method,
         score, rank, proposed_status, status, reviewer, review_comment, reviewed_at, evidence, created_at.
         """
-        from sqlalchemy import func, select
+        from sqlalchemy import select
 
         from compliance.store.orm import (
             Document,
@@ -206,11 +203,7 @@ class LinksMixin(StoreBase):
             RunRow,
         )
 
-        latest = (
-            select(ReviewRow.link_id, func.max(ReviewRow.id).label("review_id"))
-            .group_by(ReviewRow.link_id)
-            .subquery()
-        )
+        latest = latest_review_subquery()
         stmt = (
             select(
                 LinkRow,
