@@ -151,6 +151,58 @@ def test_eprivacy_articles(shared_data: Path) -> None:
     assert law.date_in_force == date(2002, 7, 31)
 
 
+TAIL = {
+    "id": "TAIL",
+    "celex_id": "32031L0002",
+    "articles": [
+        {"number": "1", "title": "Duty", "text": "Operators shall keep logs."},
+        {
+            "number": "2",
+            "title": "Addressees",
+            "text": "This Directive is addressed to the Member States.\n\nDone at Strasbourg, 1\u00a0June 2031.\n\n"
+            "For the European Parliament\n\nThe President\n\nA. NAME\n\n(1)\n\nOJ\u00a0C\u00a01, 1.1.2031, p.\u00a01.\n\n"
+            "(2)\u00a0\u00a0Regulation (EU) 2016/679 of the European Parliament and of the Council (GDPR).\n\n"
+            "ANNEX I\n\nSECTORS OF HIGH CRITICALITY\n\n1.\n\nEnergy\n\n—\n\nElectricity undertakings\n\n"
+            "ANNEX\u00a0II\n\nCORRELATION TABLE\n\nArticle 1\n\nArticle 2\n\n"
+            "//////////$(document).ready(function(){generateTOC(true);});//",
+        },
+    ],
+}
+
+
+def test_final_formula_footnotes_and_annexes_leave_the_last_article() -> None:
+    """The collection gives the last article the signatures, footnotes and annexes: they are cut off, annexes
+    become provisions of their own (a footnote citing the GDPR must not be a provision of the act)."""
+    law = parse_eu_json(json.dumps(TAIL).encode(), source="tail.json")
+    assert law.text_of("art:2") == "This Directive is addressed to the Member States."
+    assert law.children("art:2") == []
+    annexes = [p for p in law.provisions if p.kind == "annex"]
+    assert [(a.key, a.title) for a in annexes] == [
+        ("annex:I", "SECTORS OF HIGH CRITICALITY"),
+        ("annex:II", "CORRELATION TABLE"),
+    ]
+    assert annexes[0].text.splitlines() == ["1.", "Energy", "—", "Electricity undertakings"]
+    assert annexes[1].text.splitlines() == ["Article 1", "Article 2"]  # the scraped page script is gone
+    assert not any("2016/679" in p.text or "President" in p.text for p in law.provisions)
+    # an article without a final formula is left as it is
+    assert law.text_of("art:1") == "Operators shall keep logs."
+
+
+@pytest.mark.parametrize("name", ["nis2", "eprivacy", "aifmd", "mifid2", "psd2", "red", "led", "eecc"])
+def test_shared_last_articles_end_at_the_enacting_terms(shared_data: Path, name: str) -> None:
+    law = load_law_file(shared_data / "laws" / "eu" / f"{name}.json", apply_pack=False)
+    addressees = next(a for a in law.articles if (a.title or "").startswith("Address"))
+    assert law.text_of(addressees.key) == "This Directive is addressed to the Member States.", name
+    for prov in law.provisions:
+        assert "generateTOC" not in prov.text, (name, prov.key)
+    if name == "nis2":
+        assert [(a.key, a.title) for a in law.provisions if a.kind == "annex"] == [
+            ("annex:I", "SECTORS OF HIGH CRITICALITY"),
+            ("annex:II", "OTHER CRITICAL SECTORS"),
+            ("annex:III", "CORRELATION TABLE"),
+        ]
+
+
 def test_gdpr_json_matches_formex_structure(shared_data: Path) -> None:
     law = load_law_file(shared_data / "laws" / "eu" / "gdpr.json", apply_pack=False)
     assert len(law.articles) == 99 and len(law.recitals) == 173

@@ -7,6 +7,11 @@ The texts are EUR-Lex consolidated versions and carry consolidation markers: ``�
 (amendment 2), ``►M1 … ◄`` (inline amendment), ``▲``, ``—————`` (deleted text) and footnote numbers on lines of
 their own. They are stripped. Article texts are then split into numbered paragraphs (``1.``, ``1a.``) and points
 (``(a)``, ``(1)``, ``(i)``, ``—``) when that structure is recognisable; otherwise the article keeps its text whole.
+
+The collection gives the act's last article everything that follows it in the Official Journal: the final formula
+(``Done at Strasbourg, 14 December 2022.``), the signatures, the footnotes (``(8) Regulation (EU) 2016/679 …``)
+and the annexes. The article ends at the final formula; signatures and footnotes are dropped; each ``ANNEX I``
+… becomes an ``annex`` provision (``annex:I``) with its heading as title.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from compliance.errors import CorpusFormatError
 from compliance.rules.building import ProvisionList, normalise_space, parse_iso_date, sha256_hex
 from compliance.rules.corpus import Law
 
-__all__ = ["parse_eu_json", "strip_consolidation_markers"]
+__all__ = ["parse_eu_json", "split_final_part", "strip_consolidation_markers"]
 
 _MARKERS = re.compile(r"[▼►]\s?(?:[A-Z]\d*|C\d+|A\d+)?|[◄▲]")
 _DELETED = re.compile(r"^\s*[—–-]{3,}\s*$", re.M)
@@ -35,6 +40,14 @@ _DASH = {"—", "–", "-", "•"}
 _ROMAN = re.compile(r"^[ivxlc]+$")
 _REQUIRED = ("celex_id", "articles")
 _LAW_TYPES = {"R": "regulation", "L": "directive", "D": "decision"}
+#: "Done at Brussels, 27 April 2016." on a line of its own: the end of the enacting terms
+_FINAL_FORMULA = re.compile(r"^[ \t\u00a0]*Done at [^\n]{2,80}?\d{4}\.?[ \t\u00a0]*$", re.M)
+#: the first footnote, "(1) OJ C 233, 16.6.2022, p. 22." (the call may stand on lines of its own)
+_FIRST_FOOTNOTE = re.compile(r"^\(\s*1\s*\)[\s\u00a0]*OJ[\s\u00a0]", re.M)
+#: web-page script the collection scraped with the text ("/////$(document).ready(…)")
+_PAGE_SCRIPT = re.compile(r"^/{5,}", re.M)
+#: "ANNEX I", "ANNEX\u00a0XII", "ANNEX" on a line of its own, after the final formula
+_ANNEX_HEAD = re.compile(r"^[ \t]*ANNEX(?:[ \t\u00a0]+([IVXLC]+|\d+))?[ \t\u00a0]*$", re.M)
 
 
 def strip_consolidation_markers(text: str) -> str:
@@ -206,6 +219,28 @@ def _article_title(title: str, text: str) -> tuple[str, str]:
     return clean_title, text
 
 
+def split_final_part(text: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """(the article's own text, annexes as (number, title, text)) for an article text that runs past the act's
+    enacting terms (final formula, footnotes, scraped page script); other text comes back unchanged."""
+    ends = [m.start() for rx in (_FINAL_FORMULA, _FIRST_FOOTNOTE, _PAGE_SCRIPT) if (m := rx.search(text))]
+    if not ends:
+        return text, []
+    own_end = min(ends)
+    tail = text[own_end:]
+    script = _PAGE_SCRIPT.search(tail)
+    tail = tail[: script.start()] if script else tail
+    heads = list(_ANNEX_HEAD.finditer(tail))
+    annexes: list[tuple[str, str, str]] = []
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(tail)
+        body = strip_consolidation_markers(tail[head.end() : end]).strip()
+        first, _, rest = body.partition("\n")
+        first = normalise_space(first)
+        titled = bool(first) and first.upper() == first and first[0].isalpha() and len(first) < 200
+        annexes.append((head.group(1) or str(i + 1), first if titled else "", rest if titled else body))
+    return text[:own_end], annexes
+
+
 def _require(data: object, source: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise CorpusFormatError(source, f"expected a JSON object at the top level, got {type(data).__name__}")
@@ -245,6 +280,7 @@ def parse_eu_json(data: bytes, *, source: str) -> Law:
         seen_recitals[number] = text
         provs.add("recital", provs.unique_key(f"rec:{number}"), number, text)
 
+    annexes: list[tuple[str, str, str]] = []
     for i, art in enumerate(doc["articles"], start=1):
         if not isinstance(art, dict) or "text" not in art:
             raise CorpusFormatError(
@@ -252,6 +288,8 @@ def parse_eu_json(data: bytes, *, source: str) -> Law:
             )
         number = normalise_space(str(art.get("number") or i))
         title, raw_text = _article_title(str(art.get("title") or ""), str(art["text"]))
+        raw_text, found = split_final_part(raw_text)
+        annexes.extend(found)
         lead, blocks = _structure(strip_consolidation_markers(raw_text))
         key = provs.unique_key(f"art:{number}")
         has_paras = any(b.kind == "para" for b in blocks)
@@ -270,6 +308,10 @@ def parse_eu_json(data: bytes, *, source: str) -> Law:
             whole = "\n".join([lead, *(_render(b, with_label=True) for b in blocks)]).strip()
             provs.add("article", key, number, whole, title=title)
             builder.add_points(blocks, key)
+    for number, title, text in annexes:
+        body = "\n".join(normalise_space(line) for line in _BLANK_SPLIT.split(text) if line.strip())
+        if body:
+            provs.add("annex", provs.unique_key(f"annex:{number}"), number, body, title=title or None)
 
     celex_raw = normalise_space(str(doc["celex_id"]))
     celex = _act_celex(celex_raw)
