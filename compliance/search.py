@@ -206,33 +206,43 @@ class LawSearch:
         """The index of every stored control paragraph (latest document versions, roles ``control_roles``),
         ids = paragraph ids."""
         if self._controls is None or refresh:
-            from compliance.retrieval import Document
-            from compliance.retrieval.indexes import CONTROL_INDEX, sync_index
+            from compliance.retrieval.indexes import CONTROL_INDEX, sync_index_by_digest
 
-            docs = [
-                Document(
-                    id=str(p.id),
-                    text=p.text,
-                    metadata={
-                        "paragraph_id": p.id,
-                        "document_id": p.document_id,
-                        "source": p.source,
-                        "ordinal": p.ordinal,
-                        "heading_path": list(p.heading_path),
-                    },
-                )
-                for p in self.store.iter_paragraphs()
-                if p.text.strip() and self._is_control(p.kind, p.role)
-            ]
-            self._controls = sync_index(
+            # ids and text digests only: a run over an unchanged store reads no paragraph text
+            digests = {
+                str(pid): digest
+                for pid, kind, role, digest in self.store.paragraph_digests()
+                if self._is_control(kind, role)
+            }
+            self._controls = sync_index_by_digest(
                 self.index_dir / CONTROL_INDEX,
-                docs,
+                digests,
+                self._control_documents,
                 self.configs.controls,
                 self.encoder,
                 stored=self._stored_vectors,
             )
             self._share_encoder(self._controls)
         return self._controls
+
+    def _control_documents(self, ids: Sequence[str]) -> list[Any]:
+        """The stored paragraphs ``ids`` as index documents (id = paragraph id)."""
+        from compliance.retrieval import Document
+
+        return [
+            Document(
+                id=str(p.id),
+                text=p.text,
+                metadata={
+                    "paragraph_id": p.id,
+                    "document_id": p.document_id,
+                    "source": p.source,
+                    "ordinal": p.ordinal,
+                    "heading_path": list(p.heading_path),
+                },
+            )
+            for p in self.store.get_paragraphs(int(i) for i in ids)
+        ]
 
     def _stored_vectors(self, space: str, ids: Sequence[str]) -> dict[str, Any]:
         """The chunk vectors the store keeps in ``space`` for those of the paragraphs ``ids`` that have some (the

@@ -261,3 +261,23 @@ def test_fit_transform_equals_fit_then_tokenize() -> None:
     b = Analyzer(TokenizerConfig()).fit(ORACLE_CORPUS + ["the the of and data data data"] * 3)
     assert a.noise_terms == b.noise_terms
     assert units == b.tokenize_many(ORACLE_CORPUS + ["the the of and data data data"] * 3)
+
+
+def test_a_loaded_index_reads_its_units_only_when_it_changes(tmp_path: Path) -> None:
+    """Loading keeps the saved token arrays (a search needs the bm25s model only); term contributions read one
+    unit from them; adding a document after loading gives the index a fresh build would give."""
+    corpus = docs_of(ORACLE_CORPUS)
+    config = BM25Config(mode="passage", passage_words=8, passage_overlap=2)
+    index = BM25Index.build(corpus[:-1], config)
+    index.save(tmp_path / "idx")
+    loaded = BM25Index.load(tmp_path / "idx")
+    assert loaded._unit_list is None
+    for q in ORACLE_QUERIES:
+        np.testing.assert_allclose(loaded.scores(q), index.scores(q), atol=1e-6)
+        assert loaded.term_contributions(q, "0") == index.term_contributions(q, "0")
+    assert loaded._unit_list is None  # searching did not unpack the units
+    loaded.add(corpus[-1:])
+    index.add(corpus[-1:])
+    assert loaded._units == index._units
+    for q in ORACLE_QUERIES:
+        np.testing.assert_allclose(loaded.scores(q), index.scores(q), atol=1e-6)

@@ -128,3 +128,39 @@ def test_max_query_aggregation_scores_best_query_chunk(encoder: object, tiny_ber
     doc_scores = [max_over[:, index.owner == i].max() for i in range(len(index.ids))]
     np.testing.assert_allclose(index.scores(query), doc_scores, atol=1e-5)
     assert expected.shape[0] > 1
+
+
+@pytest.mark.parametrize("aggregation", ["mean", "max"])
+def test_a_union_query_pools_its_parts_chunks_without_encoding_its_text(
+    tiny_bert: Path, aggregation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query made of other queries (a whole law of its articles) is scored from their chunk vectors: one
+    encoder pass over the parts, and the union scores as the mean (or best) of exactly those chunks."""
+    from compliance.retrieval.encoding import TextEncoder, aggregate_chunks
+
+    cfg = DenseConfig(model=str(tiny_bert), max_length=16, stride=4, query_aggregation=aggregation)  # type: ignore[arg-type]
+    enc = TextEncoder(cfg, device="cpu")
+    index = DenseIndex.build(docs(list(TEXTS)), cfg, encoder=enc)
+    parts = [TEXTS["long"], TEXTS["cookies"], TEXTS["breach"]]
+    vecs, owner = enc.encode_chunks(parts)
+    encoded: list[list[str]] = []
+    original = TextEncoder.encode_chunks
+
+    def counting(self: TextEncoder, texts: list[str]) -> object:
+        encoded.append(list(texts))
+        return original(self, texts)
+
+    monkeypatch.setattr(TextEncoder, "encode_chunks", counting)
+    scores = index.scores_many(parts, [[0, 1], [2]])
+    assert encoded == [parts]  # the unions cost no encoder pass
+    assert scores.shape == (5, len(index.ids))
+    np.testing.assert_allclose(scores[:3], index.scores_many(parts), atol=1e-5)
+    chunks = vecs[np.isin(owner, [0, 1])]
+    if aggregation == "mean":
+        pooled = aggregate_chunks(chunks, np.zeros(len(chunks), dtype=np.int64), 1)[0]
+        doc = [max((index.vectors[index.owner == i] @ pooled).max(), -np.inf) for i in range(len(index.ids))]
+    else:
+        sims = chunks @ index.vectors.T
+        doc = [sims[:, index.owner == i].max() for i in range(len(index.ids))]
+    np.testing.assert_allclose(scores[3], doc, atol=1e-5)
+    np.testing.assert_allclose(scores[4], scores[2], atol=1e-5)  # a union of one query is that query

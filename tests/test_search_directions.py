@@ -98,6 +98,43 @@ def test_indexes_are_persisted_and_updated_incrementally(
     assert added == []  # nothing changed: loaded from disk as is
 
 
+def test_an_unchanged_store_is_checked_by_digest_and_only_new_paragraphs_are_read(
+    service: Any, store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The controls index is kept in line with the store by paragraph id and text digest: a later run over an
+    unchanged store reads no paragraph text, a new document's paragraphs are the only ones read, and the index
+    holds what a full build from the store holds (issue 12: the alert run over 100,000 stored paragraphs)."""
+    from compliance.connectors import parse_bytes
+    from compliance.search import LawSearch
+
+    service.controls_index()
+    read: list[int] = []
+    original = type(store).get_paragraphs
+
+    def spy(self: Any, ids: Any) -> Any:
+        wanted = list(ids)
+        read.extend(wanted)
+        return original(self, wanted)
+
+    monkeypatch.setattr(type(store), "get_paragraphs", spy)
+    LawSearch(store, dense=False, index_dir=tmp_path / "idx").controls_index()
+    assert read == []
+    saved = store.save_document(
+        parse_bytes(b"Payment cards are authenticated with two factors.", "cards.txt")
+    )
+    index = LawSearch(store, dense=False, index_dir=tmp_path / "idx").controls_index()
+    new = [p.id for p in store.iter_paragraphs(document_ids=[saved.document_id])]
+    assert sorted(read) == sorted(new)
+    full = LawSearch(store, dense=False, index_dir=tmp_path / "full").controls_index()
+    assert sorted(index.ids) == sorted(full.ids)
+    assert {i: d.text for i, d in index.documents.items()} == {i: d.text for i, d in full.documents.items()}
+    # a paragraph that is no longer a control (its document replaced by a new version) leaves the index
+    store.save_document(parse_bytes(b"Payment cards use three factors now.", "cards.txt"))
+    again = LawSearch(store, dense=False, index_dir=tmp_path / "idx").controls_index()
+    assert not set(map(str, new)) & set(again.ids)
+    assert any(d.text == "Payment cards use three factors now." for d in again.documents.values())
+
+
 def test_each_index_is_built_with_its_tuned_configuration(store: Any, tmp_path: Path) -> None:
     from compliance.connectors import parse_path
     from compliance.retrieval import RetrievalConfig, index_config

@@ -6,6 +6,7 @@ articles whose text changed (provision key + text hash against the previous stor
 1. **Candidates.** Each queried article, and the queried articles together as one whole-law query, search the
    controls index (:class:`~compliance.search.LawSearch`, hybrid BM25 + dense). The union of the top
    ``candidates_per_provision`` hits per article and ``candidates_for_law`` for the whole law are candidates.
+   The act is encoded once: the whole-law query's dense vector is the mean of its articles' chunk vectors.
 2. **Link scores.** The link-decision bi-encoder (:mod:`compliance.linking.decision`) scores every candidate
    paragraph against every passage of the queried provisions — their numbered paragraphs and points
    (:func:`compliance.rules.passages.provision_passages`), so an alert names ``art:21/par:2/pt:j``; a recital's
@@ -417,8 +418,20 @@ def _decide(
         return [], searched
     queries = [f"{law.get(k).title or ''}\n{law.text_of(k)}".strip() for k in keys]
     law_query = law_query_text(law, keys)
-    per_provision = index.search_many(queries, k=config.candidates_per_provision)
-    whole = index.search(law_query, k=config.candidates_for_law) if config.candidates_for_law else []
+    # the whole-law query is the queried articles together: its dense vector pools their chunks (no second
+    # encoder pass over the act); BM25 reads its text
+    articles = [i for i, k in enumerate(keys) if not k.startswith("rec:")]
+    unions = [(law_query, articles)] if config.candidates_for_law and articles else []
+    stage = index.stage_scores(queries, unions)
+    n = len(queries)
+    per_provision = index.rank(
+        queries, {s: m[:n] for s, m in stage.items()}, k=config.candidates_per_provision
+    )
+    whole = (
+        index.rank([law_query], {s: m[n:] for s, m in stage.items()}, k=config.candidates_for_law)[0]
+        if unions
+        else []
+    )
     retrieval: dict[str, dict[str, Any]] = {}
     for key, hits in zip(keys, per_provision, strict=True):
         for h in hits:

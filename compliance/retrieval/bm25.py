@@ -52,10 +52,32 @@ class BM25Index:
         self.analyzer = analyzer
         self.ids: list[str] = []
         self._hashes: dict[str, str] = {}
-        self._units: list[list[str]] = []  # terms per indexed unit (document or passage)
+        self._unit_list: list[list[str]] | None = []  # terms per indexed unit (document or passage)
+        #: a loaded index keeps its units as saved (token ids, unit bounds, vocabulary) until they are needed
+        #: whole (adding, removing, re-indexing, saving): a search needs the bm25s model only
+        self._unit_source: tuple[np.ndarray, np.ndarray, list[str]] | None = None
         self._owner = np.zeros(0, dtype=np.int64)  # unit -> document position
         self._model: Any = None
         self._pos: dict[str, int] = {}
+
+    @property
+    def _units(self) -> list[list[str]]:
+        if self._unit_list is None:
+            assert self._unit_source is not None
+            tokens, bounds, vocab = self._unit_source
+            self._unit_list = [[vocab[t] for t in tokens[a:b]] for a, b in itertools.pairwise(bounds)]
+            self._unit_source = None
+        return self._unit_list
+
+    @_units.setter
+    def _units(self, units: list[list[str]]) -> None:
+        self._unit_list, self._unit_source = units, None
+
+    def _unit_terms(self, unit: int) -> set[str]:
+        if self._unit_list is None and self._unit_source is not None:
+            tokens, bounds, vocab = self._unit_source
+            return {vocab[t] for t in tokens[bounds[unit] : bounds[unit + 1]]}
+        return set(self._units[unit])
 
     # -- building -------------------------------------------------------------------------------------------
     @classmethod
@@ -169,7 +191,7 @@ class BM25Index:
         """BM25 score of every indexed unit (document or passage), float32.
 
         ``query`` is a text, or a list of already analysed terms (:meth:`Analyzer.tokenize`)."""
-        n_units = len(self._units)
+        n_units = len(self._owner)
         if n_units == 0:
             return np.zeros(0, dtype=np.float32)
         terms = self.analyzer.tokenize(query) if isinstance(query, str) else query
@@ -207,7 +229,7 @@ class BM25Index:
         In passage mode the contributions are those in the document's best passage. Terms are analyzer terms
         (stemmed when stemming is on).
         """
-        if doc_id not in self._pos or not self._units:
+        if doc_id not in self._pos or not len(self._owner):
             return []
         mine = np.flatnonzero(self._owner == self._pos[doc_id])
         if self.config.mode == "passage" and mine.size > 1:
@@ -219,7 +241,7 @@ class BM25Index:
         for t in self.analyzer.tokenize(query):
             if t in vocab:
                 counts[t] = counts.get(t, 0) + 1
-        unit_terms = set(self._units[unit_idx])
+        unit_terms = self._unit_terms(unit_idx)
         data, indices, indptr = (self._model.scores[key] for key in ("data", "indices", "indptr"))
         out: list[tuple[str, float]] = []
         for term, qtf in counts.items():
@@ -299,12 +321,12 @@ class BM25Index:
             raise RetrievalError(f"{path}: incomplete BM25 index ({e}); rebuild it") from e
         tokens = arrays["tokens"]
         bounds = np.concatenate([[0], np.cumsum(arrays["lengths"])])
-        index._units = [[vocab[t] for t in tokens[a:b]] for a, b in itertools.pairwise(bounds)]
+        index._unit_list, index._unit_source = None, (tokens, bounds, vocab)
         index._owner = arrays["owner"].astype(np.int64)
         index._pos = {d: i for i, d in enumerate(index.ids)}
         if index.checksum != cfg["provenance"].get("corpus_checksum"):
             raise RetrievalError(f"{path}: corpus checksum does not match the stored documents; rebuild it")
-        if index._units:
+        if len(index._owner):
             index._model = bm25s.BM25.load(str(path / "bm25s"), show_progress=False)
         else:
             index._reindex()

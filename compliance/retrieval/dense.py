@@ -144,19 +144,32 @@ class DenseIndex:
         return corpus_checksum(self._hashes)
 
     # -- querying -------------------------------------------------------------------------------------------
-    def query_vectors(self, queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Query vectors and their owner query: one per query (``mean``) or one per query chunk (``max``)."""
+    def query_vectors(
+        self, queries: Sequence[str], unions: Sequence[Sequence[int]] = ()
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Query vectors and their owner query: one per query (``mean``) or one per query chunk (``max``).
+
+        ``unions``: further queries, each made of the chunks of the queries it lists (owners ``len(queries)``
+        on): a long text that is the concatenation of some queries (a whole law of its articles) costs no
+        encoder pass of its own; its chunks end at the parts' boundaries."""
         from compliance.retrieval.encoding import aggregate_chunks
 
         vecs, owner = self.encoder.encode_chunks(list(queries))
+        if unions:
+            rows = [np.flatnonzero(np.isin(owner, list(members))) for members in unions]
+            vecs = np.concatenate([vecs, *(vecs[r] for r in rows)])
+            owner = np.concatenate(
+                [owner, *(np.full(len(r), len(queries) + j, dtype=np.int64) for j, r in enumerate(rows))]
+            )
+        n = len(queries) + len(unions)
         if self.config.query_aggregation == "mean":
-            return aggregate_chunks(vecs, owner, len(queries)), np.arange(len(queries), dtype=np.int64)
+            return aggregate_chunks(vecs, owner, n), np.arange(n, dtype=np.int64)
         return vecs, owner
 
-    def scores_many(self, queries: Sequence[str]) -> np.ndarray:
-        """Cosine score of every document for every query, float32 (n_queries, n_docs)."""
-        qv, qowner = self.query_vectors(queries)
-        return self.scores_from_vectors(qv, qowner, len(queries))
+    def scores_many(self, queries: Sequence[str], unions: Sequence[Sequence[int]] = ()) -> np.ndarray:
+        """Cosine score of every document for every query, float32 (n_queries + n_unions, n_docs)."""
+        qv, qowner = self.query_vectors(queries, unions)
+        return self.scores_from_vectors(qv, qowner, len(queries) + len(unions))
 
     def scores_from_vectors(self, qv: np.ndarray, qowner: np.ndarray, n_queries: int) -> np.ndarray:
         if not self.ids:

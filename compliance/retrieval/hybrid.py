@@ -93,6 +93,7 @@ class HybridRetriever:
         return cls(config, docs, bm25, dense, reranker)
 
     def _sync(self) -> None:
+        self._text_hashes: dict[str, str] | None = None
         self.ids: list[str] = list(self.documents)
         self._dates = [self.documents[i].date for i in self.ids]
         self._perm: dict[str, np.ndarray] = {}
@@ -111,7 +112,13 @@ class HybridRetriever:
 
     @property
     def checksum(self) -> str:
-        return corpus_checksum({i: text_hash(d.text) for i, d in self.documents.items()})
+        return corpus_checksum(self.text_hashes())
+
+    def text_hashes(self) -> dict[str, str]:
+        """``{id: text_hash(text)}`` of the documents (computed once per state of the collection)."""
+        if self._text_hashes is None:
+            self._text_hashes = {i: text_hash(d.text) for i, d in self.documents.items()}
+        return self._text_hashes
 
     # -- updates --------------------------------------------------------------------------------------------
     def add(self, docs: Sequence[Document], stored: StoredVectors | None = None) -> None:
@@ -145,16 +152,23 @@ class HybridRetriever:
         perm = self._perm.get(name)
         return scores if perm is None else scores[..., perm]
 
-    def stage_scores(self, queries: Sequence[str]) -> dict[str, np.ndarray]:
-        """Raw per-stage score matrices (queries × documents, in :attr:`ids` order)."""
+    def stage_scores(
+        self, queries: Sequence[str], unions: Sequence[tuple[str, Sequence[int]]] = ()
+    ) -> dict[str, np.ndarray]:
+        """Raw per-stage score matrices (queries × documents, in :attr:`ids` order).
+
+        ``unions``: further queries ``(text, parts)`` whose text is the concatenation of the queries ``parts``
+        (rows after the queries'): BM25 scores the text; the dense stage pools the parts' chunk vectors instead
+        of encoding the text again (:meth:`DenseIndex.query_vectors
+        <compliance.retrieval.dense.DenseIndex.query_vectors>`)."""
         out: dict[str, np.ndarray] = {}
+        texts = [*queries, *(text for text, _ in unions)]
         if self.bm25 is not None:
-            mat = (
-                np.vstack([self.bm25.scores(q) for q in queries]) if queries else np.zeros((0, len(self.ids)))
-            )
+            mat = np.vstack([self.bm25.scores(q) for q in texts]) if texts else np.zeros((0, len(self.ids)))
             out["bm25"] = self._aligned("bm25", mat.astype(np.float32))
         if self.dense is not None:
-            out["dense"] = self._aligned("dense", self.dense.scores_many(queries))
+            scores = self.dense.scores_many(queries, [parts for _, parts in unions])
+            out["dense"] = self._aligned("dense", scores)
         return out
 
     def _fuse(

@@ -22,7 +22,7 @@ alerts and the LangChain retrievers all take it through :class:`~compliance.sear
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -155,25 +155,71 @@ def sync_index(
     format), triggers a full rebuild. Documents whose dense vectors ``stored`` has (in the index's embedding space)
     are not embedded again.
     """
-    retriever: HybridRetriever | None = None
-    if (path / "config.json").is_file():
-        try:
-            retriever = HybridRetriever.load(path, encoder=encoder)
-        except RetrievalError as exc:
-            logger.warning("index %s unusable (%s); rebuilding", path, exc)
-            retriever = None
-        if retriever is not None and retriever.config != config:
-            logger.info("index %s was built with another configuration; rebuilding", path)
-            retriever = None
+    retriever = _load_current(path, config, encoder)
     if retriever is None:
-        retriever = HybridRetriever.build(list(docs), config, encoder=encoder, stored=stored)
-        if docs:
-            retriever.save(path)
-        return retriever
+        return _build_saved(path, list(docs), config, encoder, stored)
     wanted = {d.id: d for d in docs}
     stale = [i for i, d in retriever.documents.items() if i not in wanted or d.text != wanted[i].text]
     stale_set = set(stale)
     fresh = [d for i, d in wanted.items() if i not in retriever.documents or i in stale_set]
+    return _apply(path, retriever, stale, fresh, stored)
+
+
+def sync_index_by_digest(
+    path: Path,
+    digests: Mapping[str, str],
+    fetch: Callable[[Sequence[str]], Sequence[Document]],
+    config: RetrievalConfig,
+    encoder: Any = None,
+    stored: StoredVectors | None = None,
+) -> HybridRetriever:
+    """:func:`sync_index` for a corpus known by ``{id: sha256 of the text}``: only the documents the index lacks,
+    or holds with another text, are read (``fetch(ids)``), so a large unchanged corpus costs its digests, not its
+    texts. A fetched document may come back without text (whitespace only): it is left out of the index."""
+    retriever = _load_current(path, config, encoder)
+    if retriever is None:
+        docs = [d for d in fetch(list(digests)) if d.text.strip()]
+        return _build_saved(path, docs, config, encoder, stored)
+    have = retriever.text_hashes()
+    wanted = {i: h[:16] for i, h in digests.items()}
+    stale = [i for i, h in have.items() if wanted.get(i) != h]
+    missing = [i for i, h in wanted.items() if have.get(i) != h]
+    fresh = [d for d in fetch(missing) if d.text.strip()] if missing else []
+    return _apply(path, retriever, stale, fresh, stored)
+
+
+def _load_current(path: Path, config: RetrievalConfig, encoder: Any) -> HybridRetriever | None:
+    """The index at ``path`` when it loads and was built with ``config``; None means build it anew."""
+    if not (path / "config.json").is_file():
+        return None
+    try:
+        retriever = HybridRetriever.load(path, encoder=encoder)
+    except RetrievalError as exc:
+        logger.warning("index %s unusable (%s); rebuilding", path, exc)
+        return None
+    if retriever.config != config:
+        logger.info("index %s was built with another configuration; rebuilding", path)
+        return None
+    return retriever
+
+
+def _build_saved(
+    path: Path, docs: list[Document], config: RetrievalConfig, encoder: Any, stored: StoredVectors | None
+) -> HybridRetriever:
+    retriever = HybridRetriever.build(docs, config, encoder=encoder, stored=stored)
+    if docs:
+        retriever.save(path)
+    return retriever
+
+
+def _apply(
+    path: Path,
+    retriever: HybridRetriever,
+    stale: Sequence[str],
+    fresh: Sequence[Document],
+    stored: StoredVectors | None,
+) -> HybridRetriever:
+    """Remove ``stale``, add ``fresh`` (vectors from ``stored`` where it has them), save when anything changed."""
     if stale:
         retriever.remove(stale)
     if fresh:

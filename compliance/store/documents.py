@@ -290,6 +290,24 @@ class DocumentsMixin(StoreBase):
                 batch = [_stored_paragraph(row) for row in rows]
             yield from batch
 
+    def paragraph_digests(self, *, latest_only: bool = True) -> list[tuple[int, str, str | None, str]]:
+        """``(id, kind, role, text sha256)`` of every stored paragraph (latest document versions by default), by
+        id: what an index needs to tell which paragraphs it lacks, without reading their texts. A paragraph row
+        is never rewritten (a changed document is a new version with new rows), so id and digest name its text."""
+        from sqlalchemy import select
+
+        from compliance.store.orm import Document, DocumentVersion, ParagraphRow
+
+        stmt = select(ParagraphRow.id, ParagraphRow.kind, ParagraphRow.role, ParagraphRow.text_sha256).join(
+            DocumentVersion, ParagraphRow.version_id == DocumentVersion.id
+        )
+        if latest_only:
+            stmt = stmt.join(Document, DocumentVersion.document_id == Document.id).where(
+                DocumentVersion.version == Document.latest_version
+            )
+        with self.session() as s:
+            return [(int(i), str(k), r, str(h)) for i, k, r, h in s.execute(stmt.order_by(ParagraphRow.id))]
+
     def get_paragraphs(self, ids: Iterable[int]) -> list[StoredParagraph]:
         """Paragraphs by id, in the order asked.
 
