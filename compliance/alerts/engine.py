@@ -420,7 +420,7 @@ def _decide(
     law_query = law_query_text(law, keys)
     # the whole-law query is the queried articles together: its dense vector pools their chunks (no second
     # encoder pass over the act); BM25 reads its text
-    articles = [i for i, k in enumerate(keys) if not k.startswith("rec:")]
+    articles = [i for i, k in enumerate(keys) if law.get(k).kind == "article"]  # law_query_text's parts
     unions = [(law_query, articles)] if config.candidates_for_law and articles else []
     stage = index.stage_scores(queries, unions)
     n = len(queries)
