@@ -237,12 +237,12 @@ def alerts(model: Path, paragraphs: int, seed: int = 0) -> dict[str, Any]:
     and the alert run's candidate searches."""
     import numpy as np
 
-    from compliance.alerts.engine import changed_provisions
+    from compliance.alerts.engine import candidate_searches, changed_provisions
     from compliance.connectors.document import Paragraph, ParsedDocument
     from compliance.retrieval.encoding import TextEncoder
     from compliance.retrieval.indexes import CONTROL_INDEX, index_config
     from compliance.rules import load_law_file
-    from compliance.search import LawSearch, law_query_text
+    from compliance.search import LawSearch
     from compliance.store import ParagraphVectors, Store
 
     work = Path(tempfile.mkdtemp(prefix="bench-alerts-"))
@@ -286,7 +286,6 @@ def alerts(model: Path, paragraphs: int, seed: int = 0) -> dict[str, Any]:
     store.save_law(law)
     keys = changed_provisions(law, None, ("article", "recital"))  # a new act: every article and recital
     queries = [f"{law.get(k).title or ''}\n{law.text_of(k)}".strip() for k in keys]
-    whole = law_query_text(law, keys)
     embedded: list[int] = []
     original = TextEncoder.encode_chunks
 
@@ -302,13 +301,7 @@ def alerts(model: Path, paragraphs: int, seed: int = 0) -> dict[str, Any]:
         build_s = time.perf_counter() - t0
         controls_embedded = sum(embedded)
         t0 = time.perf_counter()
-        # what alerts.engine._decide runs: one encoder pass over the act, the whole-law query pooled from it
-        n = len(queries)
-        stage = index.stage_scores(
-            queries, [(whole, [i for i, k in enumerate(keys) if k.startswith("art:")])]
-        )
-        index.rank(queries, {s: m[:n] for s, m in stage.items()}, k=20)
-        index.rank([whole], {s: m[n:] for s, m in stage.items()}, k=50)
+        candidate_searches(index, law, keys, 20, 50)  # what alerts.engine._decide runs
         search_s = time.perf_counter() - t0
     finally:
         TextEncoder.encode_chunks = original  # type: ignore[method-assign]

@@ -402,6 +402,25 @@ def run_alerts(
     return result
 
 
+def candidate_searches(
+    index: Any, law: Law, keys: Sequence[str], per_provision_k: int, law_k: int
+) -> tuple[list[list[Any]], list[Any]]:
+    """The candidate searches of an alert run over the controls ``index``: the top ``per_provision_k`` controls
+    for each provision ``keys`` (title + text) and the top ``law_k`` for the queried articles together. The
+    whole-law query's dense vector pools its articles' chunks (one encoder pass over the act); BM25 reads its
+    text (:func:`compliance.search.law_query_text`)."""
+    from compliance.search import law_query_text
+
+    queries = [f"{law.get(k).title or ''}\n{law.text_of(k)}".strip() for k in keys]
+    articles = [i for i, k in enumerate(keys) if law.get(k).kind == "article"]  # law_query_text's parts
+    unions = [(law_query_text(law, keys), articles)] if law_k and articles else []
+    stage = index.stage_scores(queries, unions)
+    n = len(queries)
+    per_provision = index.rank(queries, {s: m[:n] for s, m in stage.items()}, k=per_provision_k)
+    whole = index.rank([unions[0][0]], {s: m[n:] for s, m in stage.items()}, k=law_k)[0] if unions else []
+    return per_provision, whole
+
+
 def _decide(
     store: Store,
     law: Law,
@@ -410,27 +429,12 @@ def _decide(
     search: LawSearch,
     config: AlertConfig,
 ) -> tuple[list[ProposedAlert], int]:
-    from compliance.search import law_query_text
-
     index = search.controls_index()
     searched = len(index)
     if not keys or not searched:
         return [], searched
-    queries = [f"{law.get(k).title or ''}\n{law.text_of(k)}".strip() for k in keys]
-    law_query = law_query_text(law, keys)
-    # the whole-law query is the queried articles together: its dense vector pools their chunks (no second
-    # encoder pass over the act); BM25 reads its text
-    articles = [i for i, k in enumerate(keys) if law.get(k).kind == "article"]  # law_query_text's parts
-    unions = [(law_query, articles)] if config.candidates_for_law and articles else []
-    stage = index.stage_scores(queries, unions)
-    n = len(queries)
-    per_provision = index.rank(
-        queries, {s: m[:n] for s, m in stage.items()}, k=config.candidates_per_provision
-    )
-    whole = (
-        index.rank([law_query], {s: m[n:] for s, m in stage.items()}, k=config.candidates_for_law)[0]
-        if unions
-        else []
+    per_provision, whole = candidate_searches(
+        index, law, keys, config.candidates_per_provision, config.candidates_for_law
     )
     retrieval: dict[str, dict[str, Any]] = {}
     for key, hits in zip(keys, per_provision, strict=True):
