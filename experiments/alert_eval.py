@@ -6,8 +6,8 @@ cross-reference weights and the budget; ``default`` = :class:`~compliance.alerts
 and scores it with :func:`experiments.alert_expectations.score_ranking` (precision at 10/30, right provision,
 recall) and :func:`~experiments.alert_expectations.score_alerts` (must / must-not).
 
-The link decision is the shipped default's recipe result: the packaged all-MiniLM-L6-v2, un-tuned ("base kept"),
-threshold 0.527, review band from 0.377 (docs/alerts.md), unless ``--decision DIR`` names a trained one.
+The link decision is the installed one (:func:`compliance.runtime.decision_dir`: a trained one in the model
+directory, else the one shipped with the package), unless ``--decision DIR`` names another.
 
     python -m experiments.alert_eval --law eprivacy --law nis2 --preset legacy --preset default --json
 """
@@ -68,15 +68,12 @@ def evaluate(
     from compliance.alerts.engine import run_alerts
     from compliance.linking.decision import LinkDecisionModel
     from compliance.rules import load_law_file
+    from compliance.runtime import decision_dir as default_decision
     from compliance.search import LawSearch
     from experiments.alert_expectations import score_alerts, score_ranking
 
     store = _store(work)
-    decision = (
-        LinkDecisionModel.load(decision_dir)
-        if decision_dir
-        else LinkDecisionModel.from_base(None, threshold=0.527, lower=0.377)
-    )
+    decision = LinkDecisionModel.load(decision_dir or default_decision())
     search = LawSearch(store, index_dir=work / "index")
     paragraphs = list(store.iter_paragraphs())
     rows: list[dict[str, Any]] = []

@@ -15,9 +15,10 @@
   (today the consequence articles, :func:`compliance.models.umbrella.consequence_articles`, with the default
   recipe's weight) are written into the shipped classifier's ``config.json`` as a rebuild would; its held-out
   figures in ``metrics.json`` and the model card are recomputed. The weights stay as they are.
-* ``link-decision``: ``compliance alerts train-decision --max-steps 0`` (the base bi-encoder's threshold and band
-  calibrated on graded law-passage pairs of the local law mirror), which refers to the base encoder instead of
-  copying it: a config and a card.
+* ``link-decision``: ``compliance alerts train-decision --max-steps 0`` on the encoder of the classifier written
+  next to it (the threshold and band of that un-tuned encoder, calibrated on graded law-passage pairs of the local
+  law mirror), which refers to that classifier (``shipped:gdpr-classifier``) instead of copying the encoder: a
+  config and a card.
 
 Needs the law mirror for the link decision (``COMPLIANCE_LAW_MIRROR``, ``../shared/data/laws``). Writes into the
 working tree; check the diff and the figures (``compliance evaluate --model compliance/shipped/gdpr-classifier``)
@@ -283,16 +284,28 @@ def refresh_scoring(args: argparse.Namespace) -> None:
 
 
 def build_link_decision(args: argparse.Namespace) -> None:
-    from compliance.linking.decision import LinkDecisionConfig, train_link_decision, training_laws
+    from compliance.linking.decision import (
+        SHIPPED_CLASSIFIER,
+        LinkDecisionConfig,
+        train_link_decision,
+        training_laws,
+    )
     from compliance.settings import get_settings
 
     t0 = time.monotonic()
     out = args.out / "link-decision"
+    classifier = args.out / "gdpr-classifier"
+    # calibrated on the encoder of the classifier shipped beside it, recorded by name (not by this checkout's path)
+    base = (
+        SHIPPED_CLASSIFIER
+        if classifier.resolve() == (SHIPPED / "gdpr-classifier").resolve()
+        else str(classifier)
+    )
     if out.exists():
         shutil.rmtree(out)
     model = train_link_decision(
         training_laws(get_settings().resolved_shared_data()),
-        LinkDecisionConfig(max_steps=0, device=args.device),
+        LinkDecisionConfig(base_model=base, max_steps=0, device=args.device),
         out_dir=out,
     )
     if (out / "model").exists():
@@ -337,7 +350,11 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.only in (None, "classifier"):
         build_classifier(args)
-    if args.only in (None, "link-decision"):
+    if args.only in (
+        None,
+        "classifier",
+        "link-decision",
+    ):  # calibrated on the classifier's encoder: rebuilt with it
         build_link_decision(args)
 
 

@@ -337,3 +337,67 @@ def test_freeze_layers_keeps_lower_weights(tiny_st: Path) -> None:
     assert torch.equal(emb0, auto.embeddings.word_embeddings.weight)
     assert torch.equal(low0, next(auto.encoder.layer[0].parameters()))
     assert not torch.equal(top0, next(auto.encoder.layer[1].parameters()))
+
+
+# -- the GDPR classifier's encoder as the bi-encoder ----------------------------------------------------------
+@pytest.mark.usefixtures("shipped_models")
+def test_classifier_encoder_is_the_bi_encoder(tmp_path: Path) -> None:
+    """``shipped:gdpr-classifier`` (and ``gdpr-classifier``, the classifier in use) loads the classifier's
+    fine-tuned encoder — adapters merged into the base — with mean pooling: the same vectors as the classifier's
+    own encoder; a calibration-only artifact refers to it by name and adapter checksum and loads from that."""
+    import torch
+
+    from compliance.artifacts import weights_sha256
+    from compliance.linking.decision import (
+        CLASSIFIER_ENCODER,
+        SHIPPED_CLASSIFIER,
+        _load_sentence_transformer,
+        base_weights_sha256,
+        canonical_base_model,
+        classifier_encoder_dir,
+    )
+    from compliance.models.classifier import load_encoder_of
+    from compliance.runtime import CLASSIFIER_DIR_NAME, default_base_model_path, shipped_model_dir
+
+    shipped = shipped_model_dir(CLASSIFIER_DIR_NAME)
+    assert shipped is not None
+    assert classifier_encoder_dir(SHIPPED_CLASSIFIER) == shipped
+    assert classifier_encoder_dir(str(shipped)) == shipped  # a classifier directory by path
+    assert classifier_encoder_dir(str(default_base_model_path())) is None  # a plain encoder
+    assert canonical_base_model(CLASSIFIER_ENCODER) == SHIPPED_CLASSIFIER  # no classifier in the home
+    assert base_weights_sha256(SHIPPED_CLASSIFIER) == weights_sha256(shipped)  # the adapter file
+    assert base_weights_sha256(SHIPPED_CLASSIFIER) != weights_sha256(default_base_model_path())
+
+    texts = ["Laptops are encrypted with BitLocker.", "Access rights are reviewed every quarter."]
+    st = _load_sentence_transformer(SHIPPED_CLASSIFIER, "cpu")
+    encoder = load_encoder_of(shipped, device="cpu", bf16=False)
+    with torch.inference_mode():
+        own = torch.nn.functional.normalize(encoder.embed(texts), dim=1).numpy()
+    assert np.allclose(st.encode(texts, normalize_embeddings=True), own, atol=1e-5)
+    base = _load_sentence_transformer(None, "cpu").encode(texts, normalize_embeddings=True)
+    assert not np.allclose(base, own, atol=1e-3)  # not the packaged sentence encoder
+
+    laws = [make_law("one", ["alpha", "beta"], 1), make_law("two", ["gamma", "delta"], 2)]
+    pairs = make_graded_pairs(laws, train_per_grade=8, heldout_per_grade=8, heldout_fraction=0.3, seed=3)
+    model = train_link_decision(pairs=pairs, config=LinkDecisionConfig(max_steps=0), out_dir=tmp_path / "dec")
+    config = json.loads((tmp_path / "dec" / "config.json").read_text())
+    assert config["encoder"]["base_model"] == SHIPPED_CLASSIFIER == config["base_model"]
+    assert config["encoder"]["base_model_sha256"] == weights_sha256(shipped)
+    loaded = LinkDecisionModel.load(tmp_path / "dec")
+    a, b = [p.a.text for p in pairs.heldout], [p.b.text for p in pairs.heldout]
+    assert np.allclose(loaded.score_pairs(a, b), model.score_pairs(a, b), atol=1e-5)
+
+
+def test_classifier_encoder_without_a_classifier_falls_back(tmp_path: Path) -> None:
+    """No classifier installed (shipped models off, empty home): ``compliance alerts train-decision`` calibrates
+    the packaged sentence encoder instead of failing, and says so in the artifact."""
+    from compliance.linking.decision import CLASSIFIER_ENCODER, classifier_encoder_dir
+    from compliance.runtime import DEFAULT_BASE_MODEL
+
+    with pytest.raises(ModelNotFoundError, match="compliance train"):
+        classifier_encoder_dir(CLASSIFIER_ENCODER)
+    laws = [make_law("one", ["alpha", "beta"], 1), make_law("two", ["gamma", "delta"], 2)]
+    pairs = make_graded_pairs(laws, train_per_grade=8, heldout_per_grade=8, heldout_fraction=0.3, seed=3)
+    train_link_decision(pairs=pairs, config=LinkDecisionConfig(max_steps=0), out_dir=tmp_path / "dec")
+    config = json.loads((tmp_path / "dec" / "config.json").read_text())
+    assert config["encoder"]["base_model"] == DEFAULT_BASE_MODEL

