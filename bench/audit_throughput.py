@@ -13,9 +13,10 @@ reference (``Ref k-j.``) so that no two paragraphs are the same text.
 
 * **ratio** = bare forward seconds / audit seconds (target >= 0.9). The audit: ``app.audit_documents`` into a
   fresh SQLite store (parse, roles, store, classify with the lexical expert and evidence, store links and
-  vectors), the GDPR already installed and the model loaded (both reported apart). The bare forward: the encoder
-  forward alone over the classifier's windows of the paragraphs the audit classified, pre-tokenised, in
-  length-sorted batches of the classifier's batch size (what ``bench.classification`` calls bare).
+  vectors), the GDPR already installed, the model loaded and the provision picker's passage vectors computed (all
+  reported apart). The bare forward: the encoder forward alone over the classifier's windows of the paragraphs
+  the audit classified, pre-tokenised, in length-sorted batches of the classifier's batch size (what
+  ``bench.classification`` calls bare).
 * **rss**: ``ru_maxrss`` of a child process that loads the model and audits ``--rss`` paragraphs.
 * **alerts**: ``--alerts`` synthetic paragraphs stored with synthetic unit vectors in the controls index's
   embedding space (no encoder pass over them: that is the point), then NIS2 (``../shared/data/laws/eu/
@@ -125,6 +126,22 @@ def _audit(clf: Any, corpus: Path, db: Path, *, store_vectors: bool = True) -> t
     return seconds, report, texts
 
 
+def _prepare_picker(clf: Any, db: Path) -> float:
+    """Seconds to build the audit's provision picker for the GDPR with ``clf``'s encoder (kept for the process)."""
+    from compliance.app.audit import _picker_for
+    from compliance.rules import load_pack_law
+    from compliance.store import Store
+
+    store = Store(f"sqlite:///{db}")
+    store.upgrade()
+    law_id = int(store.save_law(load_pack_law("gdpr")).id)
+    t0 = time.perf_counter()
+    _picker_for(store, law_id, clf)
+    seconds = time.perf_counter() - t0
+    store.dispose()
+    return seconds
+
+
 def ratio(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
     """Audit vs bare forward, fp32 and bf16, same process, same texts."""
     import torch
@@ -143,6 +160,9 @@ def ratio(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
         "paragraphs_written": written,
         "documents": len(list(corpus.iterdir())),
         "model_load_s": round(load_s, 2),
+        # one-off per law version and encoder, like the model load: the GDPR's passages embedded for the
+        # provision picker (cached under the index directory for later processes)
+        "provision_vectors_s": round(_prepare_picker(clf, work / "picker.db"), 2),
         "torch_threads": torch.get_num_threads(),
         "cpu_bf16_native": bf16_supported(clf.encoder.device),
         "runs": [],

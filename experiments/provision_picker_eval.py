@@ -1,7 +1,9 @@
 """The provision within the article, measured on the NIS2 expectations: for every must-alert paragraph, given the
 article of its first expected provision (the article ranking is not under test here), does the picker name an
-expected paragraph or point? BM25 (the audit's default) and the dense encoder (the packaged all-MiniLM-L6-v2),
-and both with equal weights (``hybrid``; not tuned: 0.3 and 0.7 were also looked at, see docs/officer.md), beside
+expected paragraph or point? BM25, the dense encoder (the packaged all-MiniLM-L6-v2), both with equal weights
+(``hybrid``; not tuned: 0.3 and 0.7 were also looked at, see docs/officer.md), and the same with the encoder of the
+classifier in use, the way the audit does it (``*_classifier``: the passages embedded by that encoder, the
+paragraph's vector from the classifier's forward pass; ``hybrid_classifier`` is the audit's default), beside
 chance (the share of the article's candidate provisions that are expected).
 
     python -m experiments.provision_picker_eval [--json]
@@ -32,16 +34,26 @@ def _paragraph_text(document: str, phrase: str) -> str:
 def measure(law_path: Path = NIS2) -> dict[str, Any]:
     from compliance.linking.decision import LinkDecisionModel
     from compliance.linking.provisions import ProvisionPicker
+    from compliance.models.classifier import load
     from compliance.rules import load_law_file
+    from compliance.runtime import classifier_dir
     from experiments.alert_expectations import expected_keys, load_expectations, provision_matches
 
     law = load_law_file(law_path)
     spec = load_expectations("nis2")
     encoder = LinkDecisionModel.from_base(None, threshold=0.5, lower=0.4)
+    # the audit's way: the classifier's encoder embeds the passages, its forward pass gives the paragraph's vector
+    clf = load(classifier_dir(), device="cpu")
+
+    def embed(texts: Any) -> Any:
+        return clf.encoder.embed(texts).numpy()
+
     pickers = {
         "bm25": ProvisionPicker(law),
         "dense": ProvisionPicker(law, encode=encoder.encode, bm25_weight=0.0),
         "hybrid": ProvisionPicker(law, encode=encoder.encode),
+        "dense_classifier": ProvisionPicker(law, encode=embed, bm25_weight=0.0),
+        "hybrid_classifier": ProvisionPicker(law, encode=embed),
     }
     rows: list[dict[str, Any]] = []
     for entry in spec["must_alert"]:
@@ -57,8 +69,11 @@ def measure(law_path: Path = NIS2) -> dict[str, Any]:
             "expected": same_article,
             "chance": sum(provision_matches(c, same_article) for c in candidates) / len(candidates),
         }
+        vector = clf.forward([text]).embeddings
+        assert vector is not None
         for name, picker in pickers.items():
-            target = picker.pick(text, article)
+            given = vector[0] if name.endswith("_classifier") else None
+            target = picker.pick(text, article, vector=given)
             row[name] = target.key if target else None
             row[f"{name}_right"] = bool(target and provision_matches(target.key, same_article))
         rows.append(row)
@@ -84,8 +99,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{result['paragraphs']} must-alert paragraphs; accuracy {result['accuracy']}")
     for r in result["rows"]:
         print(
-            f"  {r['bm25_right']:d} {r['dense_right']:d} {r['hybrid_right']:d}  {r['expected']}  bm25 {r['bm25']}  "
-            f"dense {r['dense']}  hybrid {r['hybrid']}"
+            f"  {r['bm25_right']:d} {r['dense_right']:d} {r['hybrid_right']:d} {r['dense_classifier_right']:d} "
+            f"{r['hybrid_classifier_right']:d}  {r['expected']}  bm25 {r['bm25']}  dense {r['dense']}  "
+            f"hybrid {r['hybrid']}  dense (classifier) {r['dense_classifier']}  hybrid (classifier) "
+            f"{r['hybrid_classifier']}"
         )
 
 

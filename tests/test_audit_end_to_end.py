@@ -42,8 +42,13 @@ def test_link_status_band() -> None:
     assert link_status(0.1, 1, band) is None
 
 
-def test_audit_stores_links_and_is_idempotent(store: Any, model_dir: Path, tmp_path: Path) -> None:
+def test_audit_stores_links_and_is_idempotent(
+    store: Any, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance.app import audit as audit_module
     from compliance.models.classifier import load
+
+    monkeypatch.setattr(audit_module, "_PICKERS", {})  # a fresh process: the picker is built (and cached on disk)
 
     store.save_law(mini_gdpr())
     doc = tmp_path / "policies" / "security.txt"
@@ -79,12 +84,17 @@ def test_audit_stores_links_and_is_idempotent(store: Any, model_dir: Path, tmp_p
         target = link.evidence["provision"]
         assert target["key"].startswith(f"art:{link.evidence['article']}/par:") and target["score"] > 0
         assert target["label"].startswith(f"Art. {link.evidence['article']}(")
+        assert target["method"] == "hybrid"  # BM25 mixed with the classifier encoder's cosine
     current = {c.link_id: c for c in store.current_links(run_id=report.run_id)}
     assert any(c.target.startswith("Art. ") and "(" in c.target for c in current.values())
     run = store.get_run(report.run_id)
     assert run.kind == "audit" and run.status == "succeeded"
     assert run.model["identity"] == clf.identity
-    assert run.config["provision_targets"] == "bm25"
+    assert run.config["provision_targets"] == "hybrid"
+    # the law's passages were embedded once and cached for the next process (keyed by texts and encoder weights)
+    from compliance.settings import get_settings
+
+    assert list((get_settings().resolved_index_dir / "provision-vectors").glob("provision-vectors-*.npy"))
     # unchanged document, same model: nothing classified again
     again = audit_documents(store, [doc], clf)
     assert again.documents[0].status == "unchanged" and again.links == 0

@@ -203,7 +203,7 @@ def test_classify_paragraphs_applies_specific_first_when_configured() -> None:
         config = SimpleNamespace(review_band=(0.1, 0.35))
 
         def forward(self, texts: list[str], space: Any) -> Any:
-            return SimpleNamespace(logits=None, vectors=None)
+            return SimpleNamespace(logits=None, vectors=None, embeddings=None)
 
         def rank(
             self, texts: list[str], top_k: int, explain: bool, logits: Any = None
@@ -250,6 +250,44 @@ def test_provision_picker_dense_and_hybrid_with_an_encoder() -> None:
         target = picker.pick(text, "art:1")
         assert target is not None and target.key == "art:1/par:2/pt:b" and target.method == picker.method
     assert hybrid.pick("banana xylophone", "art:1") is None  # no shared term: no target
+
+
+def test_passage_vectors_are_cached_and_a_given_vector_replaces_encoding(tmp_path: Path) -> None:
+    """The audit's path: passage vectors from a cache file keyed by the texts and the encoder, the paragraph's
+    vector from the caller; the pick equals the one that encodes both."""
+    from compliance.linking.provisions import ProvisionPicker, cached_passage_vectors
+
+    vocabulary = ["continuity", "backup", "cryptography", "encryption", "risks", "measures"]
+    calls: list[int] = []
+
+    def encode(texts: Any) -> np.ndarray:
+        calls.append(len(texts))
+        rows = np.array([[t.lower().count(w) for w in vocabulary] for t in texts], dtype=np.float64) + 1e-6
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    reference = ProvisionPicker(LAW, encode=encode)
+    picker = ProvisionPicker(LAW)
+    first = cached_passage_vectors(picker.texts, encode, encoder_id="enc-a", cache_dir=tmp_path)
+    calls.clear()
+    again = cached_passage_vectors(picker.texts, encode, encoder_id="enc-a", cache_dir=tmp_path)
+    assert calls == [] and np.array_equal(first, again)  # read from the file, not encoded
+    cached_passage_vectors(picker.texts, encode, encoder_id="enc-b", cache_dir=tmp_path)
+    assert calls == [len(picker.texts)]  # another encoder: computed again
+    assert len(list(tmp_path.glob("provision-vectors-*.npy"))) == 2
+    (tmp_path / next(tmp_path.glob("provision-vectors-*.npy")).name).write_bytes(b"torn")
+    cached_passage_vectors(picker.texts, encode, encoder_id="enc-a", cache_dir=tmp_path)  # unreadable: recomputed
+
+    picker.attach_vectors(first)  # no encoder: the caller gives each text's vector
+    text = "All laptops use full-disk encryption and cryptography keys are rotated."
+    expected = reference.pick(text, "art:1")
+    got = picker.pick(text, "art:1", vector=encode([text])[0])
+    assert expected is not None and got is not None and got.key == expected.key == "art:1/par:2/pt:b"
+    assert got.score == pytest.approx(expected.score) and got.method == "hybrid"
+    no_vector = picker.pick(text, "art:1")  # neither a vector nor an encoder: the BM25 scores alone
+    plain = ProvisionPicker(LAW).pick(text, "art:1")
+    assert no_vector is not None and plain is not None and no_vector.score == pytest.approx(plain.score)
+    with pytest.raises(ValueError, match="passage vectors"):
+        picker.attach_vectors(first[:2])
 
 
 def test_within_article_repicks_the_point_by_bm25_and_cosine() -> None:

@@ -60,6 +60,27 @@ def test_the_forward_gives_the_vectors_a_separate_embedding_pass_gives(model_dir
     assert both.vectors[2].shape[0] > 1  # the long text is several chunks
 
 
+def test_the_forward_gives_each_texts_embedding_for_the_provision_picker(model_dir: Path) -> None:
+    """``ForwardPass.embeddings``: a text of one window gets exactly what ``Encoder.embed`` gives it at the
+    classifier's window length; a longer text the normalised mean of its windows' vectors. No space needed."""
+    import torch
+
+    from compliance.models.classifier import load
+
+    clf = load(model_dir, device="cpu", bf16=False)
+    result = clf.forward(TEXTS)
+    assert result.vectors is None and result.embeddings is not None
+    assert result.embeddings.shape == (len(TEXTS), clf.encoder.hidden_size)
+    np.testing.assert_allclose(np.linalg.norm(result.embeddings, axis=1), 1.0, rtol=1e-5)
+    short = [0, 1, 3]
+    with torch.inference_mode():
+        alone = clf.encoder.embed([TEXTS[i] for i in short], max_length=clf.config.max_length).numpy()
+    np.testing.assert_allclose(result.embeddings[short], alone, rtol=1e-4, atol=1e-5)
+    windows, owners = clf._windows([LONG])
+    assert len(windows) > 1
+    assert not np.allclose(result.embeddings[2], alone[0], atol=1e-3)
+
+
 def test_a_space_of_another_pooling_gives_no_vectors(model_dir: Path) -> None:
     from dataclasses import replace
 

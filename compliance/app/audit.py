@@ -142,8 +142,10 @@ def audit_documents(
             the classifier's own forward pass, when the index embeds with this classifier's encoder
             (:func:`controls_space`): an alert run then embeds only the law's provisions.
         provision_targets: name, within each linked article, the paragraph or point that fits best
-            (:class:`~compliance.linking.provisions.ProvisionPicker`, BM25 over the article's paragraphs and
-            points); stored as ``evidence.provision`` (key, label such as ``Art. 32(1)(a)``, score).
+            (:class:`~compliance.linking.provisions.ProvisionPicker`: BM25 over the article's paragraphs and
+            points, mixed with the cosine of the classifier's own encoder — the paragraph's vector from this
+            audit's forward pass, the passages' embedded once per encoder and cached under the index directory);
+            stored as ``evidence.provision`` (key, label such as ``Art. 32(1)(a)``, score, method).
 
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
@@ -168,7 +170,7 @@ def audit_documents(
         "law_id": law_id,
         "laws": list(laws),
         "reclassify": reclassify,
-        "provision_targets": "bm25" if provision_targets else None,
+        "provision_targets": "hybrid" if provision_targets else None,
     }
     umbrella_articles = {a for a, _ in (classifier.config.umbrellas or ())}
     failures: list[FileFailure] = []
@@ -188,7 +190,7 @@ def audit_documents(
         store.law_record(name)
     space = controls_space(classifier) if store_vectors else None
     run_config["vectors"] = space.id if space is not None else None
-    picker = _LazyPicker(store, law_id) if provision_targets else None
+    picker = _LazyPicker(store, law_id, classifier) if provision_targets else None
     with store.run("audit", run_config, model=model_info) as run:
         # paragraphs of many documents meet in full, length-sorted batches (LengthBatcher); a document's links
         # are stored as soon as its last paragraph is classified
@@ -436,11 +438,15 @@ _PICKERS_KEPT = 4
 
 
 class _LazyPicker:
-    """The provision picker over the stored GDPR, built on first use (about 0.3 s) and kept for this process,
-    keyed by the law version's checksum."""
+    """The provision picker over the stored GDPR, built on first use and kept for this process, keyed by the law
+    version's checksum and the classifier's encoder: BM25 mixed with the cosine of the encoder's embeddings (the
+    paragraph's from the audit's forward pass, :attr:`ParagraphLinks.embedding`) (seed 001: the encoder
+    fine-tuned to classify legal text by article matches it best; on the NIS2 provision labels the hybrid with
+    the classifier's encoder names the right paragraph or point for 0.56 of the paragraphs, BM25 alone 0.41,
+    docs/officer.md)."""
 
-    def __init__(self, store: Store, law_id: int) -> None:
-        self.store, self.law_id = store, law_id
+    def __init__(self, store: Store, law_id: int, classifier: ArticleClassifier) -> None:
+        self.store, self.law_id, self.classifier = store, law_id, classifier
         self._picker: ProvisionPicker | None = None
 
     def targets(
@@ -448,28 +454,46 @@ class _LazyPicker:
     ) -> dict[tuple[int, int], dict[str, Any]]:
         """``{(paragraph id, article): evidence.provision}`` for every linked article that has a target."""
         if self._picker is None:
-            self._picker = _picker_for(self.store, self.law_id)
+            self._picker = _picker_for(self.store, self.law_id, self.classifier)
         out: dict[tuple[int, int], dict[str, Any]] = {}
         for res in results:
+            if not res.linked:
+                continue
+            vector = res.embedding  # from the audit's own forward pass: no second encoding
             for score, _ in res.linked:
-                target = self._picker.pick(texts[res.paragraph_id], score.article)
+                target = self._picker.pick(texts[res.paragraph_id], score.article, vector=vector)
                 if target is not None:
                     out[(res.paragraph_id, score.article)] = target.to_dict()
         return out
 
 
-def _picker_for(store: Store, law_id: int) -> ProvisionPicker:
-    from compliance.linking.provisions import ProvisionPicker
+def _picker_for(store: Store, law_id: int, classifier: ArticleClassifier) -> ProvisionPicker:
+    from compliance.artifacts import weights_sha256
+    from compliance.linking.provisions import ProvisionPicker, cached_passage_vectors
+    from compliance.settings import get_settings
 
-    checksum = store.law_record(law_id).checksum
+    encoder = classifier.encoder
+    encoder_id = weights_sha256(Path(encoder.name)) or encoder.name
+    key = f"{store.law_record(law_id).checksum}:{encoder_id}"
     with _PICKERS_LOCK:
-        picker = _PICKERS.get(checksum)
+        picker = _PICKERS.get(key)
     if picker is None:
         picker = ProvisionPicker(store.get_law(law_id))
+
+        def encode(texts: Sequence[str]) -> Any:
+            return encoder.embed(texts).numpy()
+
+        vectors = cached_passage_vectors(
+            picker.texts,
+            encode,
+            encoder_id=encoder_id,
+            cache_dir=get_settings().resolved_index_dir / "provision-vectors",
+        )
+        picker.attach_vectors(vectors, encode=encode)
         with _PICKERS_LOCK:
             while len(_PICKERS) >= _PICKERS_KEPT:
                 _PICKERS.pop(next(iter(_PICKERS)))
-            _PICKERS[checksum] = picker
+            _PICKERS[key] = picker
     return picker
 
 

@@ -63,7 +63,8 @@ class ClassifierLinkConfig:
 @dataclass(frozen=True)
 class ParagraphLinks:
     """The links proposed for one paragraph (``vectors``: its chunk vectors in the embedding space asked for,
-    from the same forward pass; None when none was asked for)."""
+    from the same forward pass, None when none was asked for; ``embedding``: its L2-normalised embedding by the
+    classifier's encoder from that pass, :attr:`ForwardPass.embeddings`)."""
 
     paragraph_id: int
     ranked: tuple[ArticleScore, ...]
@@ -71,6 +72,7 @@ class ParagraphLinks:
     needs_review: bool
     abstained: bool
     vectors: Any = None
+    embedding: Any = None
 
 
 def link_status(score: float, rank: int, band: tuple[float, float]) -> str | None:
@@ -120,8 +122,11 @@ def classify_paragraphs(
             result = classifier.forward(texts, space)
             ranked = classifier.rank(texts, top_k=config.top_k, explain=True, logits=result.logits)
             vectors: list[Any] = list(result.vectors) if result.vectors is not None else [None] * len(chunk)
-            for (pid, _), scores, vecs in zip(chunk, ranked, vectors, strict=True):
-                out.append(_decide(pid, scores, band, vecs))
+            embeddings: list[Any] = (
+                list(result.embeddings) if result.embeddings is not None else [None] * len(chunk)
+            )
+            for (pid, _), scores, vecs, emb in zip(chunk, ranked, vectors, embeddings, strict=True):
+                out.append(_decide(pid, scores, band, vecs, emb))
             if shown is not None:
                 shown.update(len(chunk))
     if one_document and config.specific_first is not None:
@@ -130,7 +135,11 @@ def classify_paragraphs(
 
 
 def _decide(
-    paragraph_id: int, scores: Sequence[ArticleScore], band: tuple[float, float], vectors: Any = None
+    paragraph_id: int,
+    scores: Sequence[ArticleScore],
+    band: tuple[float, float],
+    vectors: Any = None,
+    embedding: Any = None,
 ) -> ParagraphLinks:
     """One paragraph's links from its ranked articles: each article's status by its score and rank, and the top
     article for review when none qualifies (the paragraph abstains)."""
@@ -139,7 +148,9 @@ def _decide(
     if abstained:
         linked = [(scores[0], "needs-review")]
     needs_review = abstained or linked[0][1] != "proposed"
-    return ParagraphLinks(paragraph_id, tuple(scores), tuple(linked), needs_review, abstained, vectors)
+    return ParagraphLinks(
+        paragraph_id, tuple(scores), tuple(linked), needs_review, abstained, vectors, embedding
+    )
 
 
 def specific_first_links(
@@ -155,5 +166,5 @@ def specific_first_links(
     out: list[ParagraphLinks] = []
     for r, order in zip(results, orders, strict=True):
         scores = [replace(r.ranked[i], rank=rank) for rank, i in enumerate(order, start=1)]
-        out.append(_decide(r.paragraph_id, scores, band, r.vectors))
+        out.append(_decide(r.paragraph_id, scores, band, r.vectors, r.embedding))
     return out

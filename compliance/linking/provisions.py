@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.retrieval.bm25 import BM25Index
     from compliance.rules.corpus import Law
 
-__all__ = ["ProvisionPicker", "ProvisionTarget"]
+__all__ = ["ProvisionPicker", "ProvisionTarget", "cached_passage_vectors"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,9 @@ class ProvisionPicker:
     ``encode`` (texts → L2-normalised vectors, e.g. ``LinkDecisionModel.encode``) adds the dense encoder (the
     passages are embedded once): ``bm25_weight`` 0 picks by cosine alone (``method`` ``dense``), between 0 and 1
     by ``w · bm25 / max + (1 − w) · min-max-scaled cosine`` over the article's passages (``hybrid``, 0.5 when an
-    encoder is given).
+    encoder is given). ``passage_vectors`` gives the passages' vectors instead of encoding them (one row per
+    :attr:`texts` entry, from a cache: :func:`cached_passage_vectors`); ``pick(..., vector=v)`` takes the text's
+    vector from the caller (the audit's own forward pass) instead of encoding the text.
     """
 
     def __init__(
@@ -71,6 +74,7 @@ class ProvisionPicker:
         passage_words: int = 120,
         encode: Callable[[Sequence[str]], np.ndarray] | None = None,
         bm25_weight: float | None = None,
+        passage_vectors: np.ndarray | None = None,
     ) -> None:
         from compliance.retrieval.bm25 import BM25Index
         from compliance.retrieval.types import Document
@@ -79,30 +83,56 @@ class ProvisionPicker:
         articles = [a.key for a in law.articles]
         texts, owners = provision_passages(law, articles, passage_words)
         self.law = law
+        self.texts = texts
         self.owners = owners
         self._by_article: dict[str, list[int]] = defaultdict(list)
         for i, owner in enumerate(owners):
             self._by_article[owner.split("/", 1)[0]].append(i)
         self.index: BM25Index = BM25Index.build([Document(str(i), t) for i, t in enumerate(texts)])
-        self.encode = encode
-        self.bm25_weight = 1.0 if encode is None else 0.5 if bm25_weight is None else float(bm25_weight)
-        self.method = "bm25" if self.bm25_weight >= 1.0 else "dense" if self.bm25_weight <= 0.0 else "hybrid"
-        self._vectors = encode(texts) if encode is not None else None
+        self.encode: Callable[[Sequence[str]], np.ndarray] | None = None
+        self.bm25_weight = 1.0
+        self.method = "bm25"
+        self._vectors: np.ndarray | None = None
         self._last_bm25: tuple[str, np.ndarray] | None = None
+        if passage_vectors is None and encode is not None:
+            passage_vectors = encode(texts)
+        if passage_vectors is not None:
+            self.attach_vectors(
+                passage_vectors, encode=encode, bm25_weight=0.5 if bm25_weight is None else bm25_weight
+            )
+
+    def attach_vectors(
+        self,
+        vectors: np.ndarray,
+        *,
+        encode: Callable[[Sequence[str]], np.ndarray] | None = None,
+        bm25_weight: float = 0.5,
+    ) -> None:
+        """Add the dense side to a BM25 picker: the passages' vectors (one row per :attr:`texts` entry, e.g. from
+        :func:`cached_passage_vectors`) and the encoder for texts whose vector the caller does not give."""
+        if len(vectors) != len(self.texts):
+            raise ValueError(f"{len(vectors)} passage vectors for {len(self.texts)} passages")
+        self._vectors = np.asarray(vectors, dtype=np.float32)
+        self.encode = encode
+        self.bm25_weight = float(bm25_weight)
+        self.method = "bm25" if self.bm25_weight >= 1.0 else "dense" if self.bm25_weight <= 0.0 else "hybrid"
 
     def articles_with_provisions(self) -> set[str]:
         """Article keys that have more than one provision to choose from."""
         return {a for a, rows in self._by_article.items() if len({self.owners[i] for i in rows}) > 1}
 
-    def pick(self, text: str, article: str | int) -> ProvisionTarget | None:
-        """The best paragraph or point of ``article`` (``"art:32"`` or ``32``) for ``text``, or None."""
+    def pick(
+        self, text: str, article: str | int, *, vector: np.ndarray | None = None
+    ) -> ProvisionTarget | None:
+        """The best paragraph or point of ``article`` (``"art:32"`` or ``32``) for ``text`` (whose L2-normalised
+        vector, when given, is used instead of encoding it), or None."""
         from compliance.rules.references import provision_label
 
         key = article if isinstance(article, str) else f"art:{article}"
         rows = self._by_article.get(key, [])
         if len({self.owners[i] for i in rows}) < 2:
             return None
-        scores = self._scores(text, rows)
+        scores = self._scores(text, rows, vector)
         best_by_owner: dict[str, float] = {}
         for row, score in zip(rows, scores, strict=True):
             owner = self.owners[row]
@@ -127,12 +157,14 @@ class ProvisionPicker:
         self._last_bm25 = (text, scores)
         return scores
 
-    def _scores(self, text: str, rows: list[int]) -> np.ndarray:
+    def _scores(self, text: str, rows: list[int], vector: np.ndarray | None = None) -> np.ndarray:
         w = self.bm25_weight
         bm25 = self._bm25(text)[rows] if w > 0 else np.zeros(len(rows))
-        if self._vectors is None or self.encode is None or w >= 1.0:
+        if vector is None and self.encode is not None and self._vectors is not None and w < 1.0:
+            vector = self.encode([text])[0]
+        if self._vectors is None or vector is None or w >= 1.0:
             return np.asarray(bm25, dtype=np.float64)
-        cos = np.asarray(self._vectors[rows] @ self.encode([text])[0], dtype=np.float64)
+        cos = np.asarray(self._vectors[rows] @ np.asarray(vector, dtype=np.float32), dtype=np.float64)
         if w <= 0.0:
             return cos
         if float(np.max(bm25)) <= 0.0:  # no shared term: nothing to mix in, no target
@@ -142,3 +174,42 @@ class ProvisionPicker:
 
     def pick_many(self, pairs: Sequence[tuple[str, str | int]]) -> list[ProvisionTarget | None]:
         return [self.pick(text, article) for text, article in pairs]
+
+
+def cached_passage_vectors(
+    texts: Sequence[str],
+    encode: Callable[[Sequence[str]], np.ndarray],
+    *,
+    encoder_id: str,
+    cache_dir: Path,
+) -> np.ndarray:
+    """The vectors ``encode`` gives ``texts``, read from ``cache_dir`` when a file for exactly these texts and this
+    encoder (``encoder_id``: its weights' sha256) is there, else computed and written (atomically) for the next
+    process. A law's passages are embedded once per encoder, not once per audit."""
+    import hashlib
+    import os
+    import tempfile
+
+    digest = hashlib.sha256(encoder_id.encode())
+    for t in texts:
+        digest.update(b"\0" + t.encode("utf-8"))
+    path = cache_dir / f"provision-vectors-{digest.hexdigest()[:32]}.npy"
+    if path.is_file():
+        try:
+            cached = np.load(path, allow_pickle=False)
+            if cached.ndim == 2 and len(cached) == len(texts):
+                return np.asarray(cached, dtype=np.float32)
+        except (OSError, ValueError):
+            pass  # unreadable (a torn write of an older version): computed again below
+    vectors = np.asarray(encode(texts), dtype=np.float32)
+    tmp: str | None = None
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".npy.tmp")
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, vectors, allow_pickle=False)
+        os.replace(tmp, path)
+    except OSError:  # a read-only home: the vectors are still right, only not kept
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+    return vectors

@@ -203,10 +203,14 @@ class ForwardPass:
         logits: raw article logits (texts × labels), long texts averaging their windows.
         vectors: per text, its L2-normalised chunk vectors (chunks × dim, float32) in the embedding space asked
             for; None when none was asked for.
+        embeddings: per text, the L2-normalised mean of its windows' mean-pooled vectors (texts × dim, float32):
+            the text's embedding by this encoder (for a text of one window, exactly ``Encoder.embed`` at the
+            classifier's window length), what the head scored; None when not computed.
     """
 
     logits: np.ndarray
     vectors: list[np.ndarray] | None = None
+    embeddings: np.ndarray | None = None
 
 
 @dataclass
@@ -307,7 +311,7 @@ class ArticleClassifier:
             chunks, chunk_owner = space.chunks(encoded, specials)
             chunk_rows = [row_of(c) for c in chunks]
         row_logits = np.zeros((len(unique), len(self.labels)), dtype=np.float64)
-        row_vecs = np.zeros((len(unique), self.encoder.hidden_size), dtype=np.float32) if space else None
+        row_vecs = np.zeros((len(unique), self.encoder.hidden_size), dtype=np.float32)
         enc = self.encoder
         enc.model.eval()
         self.head.eval()
@@ -316,19 +320,22 @@ class ArticleClassifier:
                 with autocast(enc.device, enc.use_bf16):
                     hidden = enc.model(input_ids=ids, attention_mask=mask).last_hidden_state
                 row_logits[idx] = self.head(mean_pool(hidden, mask)).float().cpu().numpy()
-                if row_vecs is not None:
-                    vec = torch.nn.functional.normalize(mean_pool(hidden.float(), mask), dim=-1)
-                    row_vecs[idx] = vec.cpu().numpy()
+                vec = torch.nn.functional.normalize(mean_pool(hidden.float(), mask), dim=-1)
+                row_vecs[idx] = vec.cpu().numpy()
         counts = np.zeros(n)
         np.add.at(out, owners, row_logits[window_rows])
         np.add.at(counts, owners, 1.0)
+        embeddings = np.zeros((n, self.encoder.hidden_size), dtype=np.float32)
+        np.add.at(embeddings, owners, row_vecs[window_rows])
+        norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
+        embeddings /= np.where(norms > 0, norms, 1.0)
         vectors: list[np.ndarray] | None = None
-        if row_vecs is not None:
+        if space is not None:
             per_text: list[list[int]] = [[] for _ in range(n)]
             for r, i in zip(chunk_rows, chunk_owner, strict=True):
                 per_text[i].append(r)
             vectors = [row_vecs[r] for r in per_text]
-        return ForwardPass(out / counts[:, None], vectors)
+        return ForwardPass(out / counts[:, None], vectors, embeddings)
 
     @property
     def uses_lexical(self) -> bool:
