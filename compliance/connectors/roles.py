@@ -268,7 +268,8 @@ def paragraph_features(
     if in_document is None:
         in_document = Counter(normalise(p.text) for p in doc.paragraphs)
     words = _WORD_RE.findall(text)
-    letters = [c for c in text if c.isalpha()]
+    letters = sum(map(str.isalpha, text))  # counted in C: this runs for every paragraph of an audit
+    upper = sum(map(str.isupper, filter(str.isalpha, text)))
     stripped = text.rstrip()
     first_line = text.split("\n", 1)[0]
     keys = [m.group(1) for m in _PAIR_RE.finditer(text)] if para.kind == "table-row" else []
@@ -298,9 +299,9 @@ def paragraph_features(
         "ends_colon": float(stripped[-1:] == ":"),
         "ends_no_punct": float(stripped[-1:].isalnum()),
         "starts_enumerator": float(bool(_ENUM_RE.match(text))),
-        "upper_ratio": _ratio(sum(c.isupper() for c in letters), len(letters)),
+        "upper_ratio": _ratio(upper, letters),
         "title_ratio": _ratio(sum(w[0].isupper() for w in words), len(words)),
-        "digit_ratio": _ratio(sum(c.isdigit() for c in text), len(text)),
+        "digit_ratio": _ratio(sum(map(str.isdigit, text)), len(text)),
         "key_value": float(bool(keys)),
         "pairs": min(len(keys), 6) / 6,
         "metadata_keys": _ratio(sum(bool(_METADATA_KEYS.search(k)) for k in labels), len(labels)),
@@ -316,12 +317,20 @@ def paragraph_features(
     }
     for name, pattern in _CUES.items():
         values[name] = min(len(pattern.findall(text)), 3) / 3
-    for name, pattern in _SECTION_CUES.items():
-        values[name] = float(bool(pattern.search(last_heading))) + 0.5 * float(bool(pattern.search(section)))
+    values.update(_section_cues(last_heading, section))
     values["repeated_in_document"] = min(in_document[normalise(text)] - 1, 3) / 3
     values["repeated_across_documents"] = math.log1p(context.documents_with(text) - 1) / math.log(10)
     values["table_cells"] = min(text.count("; ") + 1, 6) / 6 if para.kind == "table-row" else 0.0
     return [values[name] for name in FEATURE_NAMES]
+
+
+@lru_cache(maxsize=1024)
+def _section_cues(last_heading: str, section: str) -> dict[str, float]:
+    """The section-cue features of a heading path (the same for every paragraph under it: computed once)."""
+    return {
+        name: float(bool(pattern.search(last_heading))) + 0.5 * float(bool(pattern.search(section)))
+        for name, pattern in _SECTION_CUES.items()
+    }
 
 
 def document_features(doc: ParsedDocument, context: RoleContext | None = None) -> list[list[float]]:
