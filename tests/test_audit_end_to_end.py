@@ -48,7 +48,9 @@ def test_audit_stores_links_and_is_idempotent(
     from compliance.app import audit as audit_module
     from compliance.models.classifier import load
 
-    monkeypatch.setattr(audit_module, "_PICKERS", {})  # a fresh process: the picker is built (and cached on disk)
+    monkeypatch.setattr(
+        audit_module, "_PICKERS", {}
+    )  # a fresh process: the picker is built (and cached on disk)
 
     store.save_law(mini_gdpr())
     doc = tmp_path / "policies" / "security.txt"

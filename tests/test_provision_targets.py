@@ -275,7 +275,9 @@ def test_passage_vectors_are_cached_and_a_given_vector_replaces_encoding(tmp_pat
     assert calls == [len(picker.texts)]  # another encoder: computed again
     assert len(list(tmp_path.glob("provision-vectors-*.npy"))) == 2
     (tmp_path / next(tmp_path.glob("provision-vectors-*.npy")).name).write_bytes(b"torn")
-    cached_passage_vectors(picker.texts, encode, encoder_id="enc-a", cache_dir=tmp_path)  # unreadable: recomputed
+    cached_passage_vectors(
+        picker.texts, encode, encoder_id="enc-a", cache_dir=tmp_path
+    )  # unreadable: recomputed
 
     picker.attach_vectors(first)  # no encoder: the caller gives each text's vector
     text = "All laptops use full-disk encryption and cryptography keys are rotated."
