@@ -401,3 +401,43 @@ def test_classifier_encoder_without_a_classifier_falls_back(tmp_path: Path) -> N
     train_link_decision(pairs=pairs, config=LinkDecisionConfig(max_steps=0), out_dir=tmp_path / "dec")
     config = json.loads((tmp_path / "dec" / "config.json").read_text())
     assert config["encoder"]["base_model"] == DEFAULT_BASE_MODEL
+
+
+def test_a_trained_classifier_in_the_home_is_the_default_bi_encoder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A classifier trained into the model directory (a full ``encoder/`` copy) is what ``gdpr-classifier``
+    means: the artifact records its absolute path and encoder checksum, loads over it, and refuses to load once
+    those weights change (retrained: the calibration no longer holds)."""
+    import shutil
+
+    from compliance.artifacts import weights_sha256
+    from compliance.linking.decision import (
+        _load_sentence_transformer,
+        canonical_base_model,
+        classifier_encoder_dir,
+    )
+    from compliance.settings import reset_settings
+    from tests.fixtures.classifier.tiny import shared_tiny_classifier
+
+    models = tmp_path / "models"
+    home_classifier = models / "gdpr-classifier"
+    shutil.copytree(shared_tiny_classifier(), home_classifier)
+    monkeypatch.setenv("COMPLIANCE_MODEL_DIR", str(models))
+    reset_settings()
+    assert classifier_encoder_dir("gdpr-classifier") == home_classifier
+    assert canonical_base_model("gdpr-classifier") == str(home_classifier.resolve())
+    st = _load_sentence_transformer("gdpr-classifier", "cpu")
+    assert st.get_embedding_dimension() == 32  # the tiny classifier's encoder, not the packaged MiniLM (384)
+
+    laws = [make_law("one", ["alpha", "beta"], 1), make_law("two", ["gamma", "delta"], 2)]
+    pairs = make_graded_pairs(laws, train_per_grade=8, heldout_per_grade=8, heldout_fraction=0.3, seed=3)
+    train_link_decision(pairs=pairs, config=LinkDecisionConfig(max_steps=0), out_dir=tmp_path / "dec")
+    config = json.loads((tmp_path / "dec" / "config.json").read_text())
+    assert config["encoder"]["base_model"] == str(home_classifier.resolve())
+    assert config["encoder"]["base_model_sha256"] == weights_sha256(home_classifier / "encoder")
+    assert LinkDecisionModel.load(tmp_path / "dec").encode(["alpha"]).shape == (1, 32)
+    weights = next(p for p in (home_classifier / "encoder").iterdir() if p.name.endswith(".safetensors"))
+    weights.write_bytes(weights.read_bytes() + b"\0")  # the classifier was retrained in place
+    with pytest.raises(ModelError, match="base weights"):
+        LinkDecisionModel.load(tmp_path / "dec")
