@@ -218,3 +218,37 @@ def test_links_to_other_laws_come_from_the_retriever(
 
     with pytest.raises(LawNotFoundError):
         audit_documents(store, [policy], classifier, laws=("nosuchlaw",))
+
+
+def test_links_to_other_laws_keep_within_a_budget_per_law() -> None:
+    """As alert runs do: at most the budget of paragraphs get a proposed link (best link score first; the others'
+    become needs-review, marked over budget), at most the review budget more keep needs-review links."""
+    from compliance.app.law_links import LawLinkConfig, _apply_budget
+    from compliance.errors import ConfigurationError
+    from compliance.store import NewLink
+
+    def link(pid: int, score: float, status: str, provision: int = 1) -> NewLink:
+        return NewLink(pid, provision, "retriever", score, 1, {"decision": "propose"}, status)
+
+    links = [
+        link(1, 0.9, "proposed"),
+        link(1, 0.5, "needs-review", provision=2),  # the same paragraph's second candidate stays with it
+        link(2, 0.8, "proposed"),
+        link(3, 0.7, "proposed"),
+        link(4, 0.6, "needs-review"),
+        link(5, 0.4, "needs-review"),
+        link(6, 0.3, "needs-review"),
+    ]
+    kept = _apply_budget(links, 20, LawLinkConfig(proposed_budget=2, review_budget=2, min_budget=1))
+    by = {(x.paragraph_id, x.provision_id): x for x in kept}
+    assert {k for k, x in by.items() if x.status == "proposed"} == {(1, 1), (2, 1)}
+    assert by[(1, 2)].status == "needs-review"
+    assert by[(3, 1)].status == "needs-review" and by[(3, 1)].evidence["over_budget"] is True
+    assert {pid for pid, _ in by} == {1, 2, 3, 4}  # paragraphs 5 and 6 are beyond the review budget
+    share = _apply_budget(links, 20, LawLinkConfig(proposed_budget=0.1, review_budget=0.05, min_budget=1))
+    assert {x.paragraph_id for x in share if x.status == "proposed"} == {1, 2}  # 0.1 × 20 paragraphs searched
+    assert {x.paragraph_id for x in share} == {1, 2, 3}
+    unbounded = _apply_budget(links, 20, LawLinkConfig(proposed_budget=None, review_budget=None))
+    assert unbounded == links
+    with pytest.raises(ConfigurationError):
+        LawLinkConfig(proposed_budget=1.5)

@@ -50,6 +50,7 @@ __all__ = [
     "AlertConfig",
     "AlertRunResult",
     "ProposedAlert",
+    "budget_count",
     "changed_provisions",
     "load_decision_model",
     "parse_budget",
@@ -313,7 +314,9 @@ def parse_budget(text: str) -> float | int | None:
     return number
 
 
-def _budget(value: float | None, searched: int, floor: int) -> int | None:
+def budget_count(value: float | None, searched: int, floor: int) -> int | None:
+    """A budget as a number of items: a share (a float in (0, 1]) of the ``searched`` items, at least ``floor``;
+    a count as given; None for no budget."""
     if value is None:
         return None
     if value <= 1.0 and isinstance(value, float):
@@ -586,8 +589,8 @@ def _within_article(best: int, owners: Sequence[str], cosines: np.ndarray, lexic
 def _apply_budget(out: list[ProposedAlert], searched: int, config: AlertConfig) -> list[ProposedAlert]:
     """Alerts beyond the alert budget become review items (rank order kept); review items beyond the review
     budget are dropped."""
-    alerts_cap = _budget(config.alert_budget, searched, config.min_budget)
-    review_cap = _budget(config.review_budget, searched, config.min_budget)
+    alerts_cap = budget_count(config.alert_budget, searched, config.min_budget)
+    review_cap = budget_count(config.review_budget, searched, config.min_budget)
     kept: list[ProposedAlert] = []
     over: list[ProposedAlert] = []
     n_alerts = 0

@@ -26,7 +26,7 @@ from compliance.errors import ConfigurationError, ModelNotFoundError
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.linking.decision import LinkDecisionModel
     from compliance.search import LawSearch
-    from compliance.store import Store
+    from compliance.store import NewLink, Store
 
 __all__ = ["RETRIEVER_METHOD", "LawLinkConfig", "link_other_laws"]
 
@@ -44,16 +44,28 @@ class LawLinkConfig:
         min_words: shorter paragraphs (headings, page furniture) are not searched.
         dense: fuse the dense encoder with BM25 (False: BM25 alone).
         use_decision_model: let a trained link-decision model decide (when one exists).
+        proposed_budget: per law, at most this many paragraphs (a count, or a share of the paragraphs searched,
+            at least ``min_budget``) get a ``proposed`` link, the best-scoring first; the others' links become
+            ``needs-review`` (``evidence.over_budget``). None: no budget.
+        review_budget: per law, at most this many further paragraphs keep ``needs-review`` links (best first);
+            the weaker ones are not stored. None: no budget.
+        min_budget: the smallest budget a share gives.
     """
 
     top_k: int = 3
     min_words: int = 4
     dense: bool = True
     use_decision_model: bool = True
+    proposed_budget: float | None = 0.2
+    review_budget: float | None = 0.2
+    min_budget: int = 10
 
     def __post_init__(self) -> None:
         if self.top_k < 1:
             raise ConfigurationError("top_k must be at least 1")
+        for budget in (self.proposed_budget, self.review_budget):
+            if budget is not None and (budget <= 0 or (isinstance(budget, float) and budget > 1)):
+                raise ConfigurationError("a budget is a positive count or a share in (0, 1]")
 
 
 def _decision_model(config: LawLinkConfig) -> LinkDecisionModel | None:
@@ -152,7 +164,43 @@ def link_other_laws(
                 status, score = "needs-review", float(h.score)
                 evidence["decision"] = "review (no link-decision model: a person decides)"
             new.append(NewLink(p.id, provision_ids[key], RETRIEVER_METHOD, score, rank, evidence, status))
+        if decision is not None and link_scores is not None:
+            new = _apply_budget(new, len(todo), config)
         if new:
             store.add_links(run_id, new)
             stored += len(new)
     return stored
+
+
+def _apply_budget(links: list[NewLink], searched: int, config: LawLinkConfig) -> list[NewLink]:
+    """One law's new links within its budgets (as alert runs do, :class:`~compliance.alerts.engine.AlertConfig`):
+    paragraphs in order of their best link score; proposed links of paragraphs beyond ``proposed_budget`` become
+    needs-review, and paragraphs beyond ``review_budget`` more keep no needs-review link."""
+    from dataclasses import replace
+
+    from compliance.alerts.engine import budget_count
+
+    proposed_cap = budget_count(config.proposed_budget, searched, config.min_budget)
+    review_cap = budget_count(config.review_budget, searched, config.min_budget)
+    best: dict[int, float] = {}
+    for link in links:
+        best[link.paragraph_id] = max(best.get(link.paragraph_id, float("-inf")), link.score)
+    order = sorted(best, key=lambda pid: -best[pid])
+    proposing = {link.paragraph_id for link in links if link.status == "proposed"}
+    with_proposed = [pid for pid in order if pid in proposing]
+    keep_proposed = set(with_proposed if proposed_cap is None else with_proposed[:proposed_cap])
+    rest = [pid for pid in order if pid not in keep_proposed]
+    keep_review = set(rest if review_cap is None else rest[:review_cap])
+    out: list[NewLink] = []
+    for link in links:
+        if link.paragraph_id in keep_proposed:
+            out.append(link)
+        elif link.paragraph_id in keep_review:
+            if link.status == "proposed":
+                link = replace(
+                    link,
+                    status="needs-review",
+                    evidence={**link.evidence, "decision": "review", "over_budget": True},
+                )
+            out.append(link)
+    return out
