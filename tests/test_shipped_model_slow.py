@@ -38,6 +38,10 @@ def test_rebuild_reproduces_the_shipped_figures(tmp_path: Path, shared_data: Pat
         for metric in ("mrr", "acc@1"):
             assert new[name][metric] == pytest.approx(old[name][metric], abs=TOLERANCE), (name, metric)
     assert all(p.stat().st_size < 2 * 1024 * 1024 for p in built.rglob("*") if p.is_file())
+    # the link decision is calibrated on the rebuilt classifier's encoder, beside it
+    decision = json.loads((tmp_path / "link-decision" / "config.json").read_text())
+    assert decision["encoder"]["base_model"] == str(built)
+    assert not (tmp_path / "link-decision" / "model").exists()
 
     from compliance.models.classifier import load
 
