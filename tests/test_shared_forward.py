@@ -183,3 +183,52 @@ def test_the_shipped_classifier_embeds_the_controls_index_in_its_own_space() -> 
     separate, owner = index_encoder.encode_chunks(TEXTS[:2])
     for i, vectors in enumerate(both.vectors):
         np.testing.assert_allclose(vectors, separate[owner == i], rtol=1e-4, atol=1e-5)
+
+
+def test_an_alert_run_after_an_audit_embeds_only_the_laws_passages(
+    store: Any, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole alert run, link decision included: with the decision on the classifier's encoder (the default),
+    the candidates' vectors are the ones the audit stored, so the decision's encoder embeds the law's passages
+    only; the scores are those of encoding the candidates again."""
+    from compliance.alerts import engine
+    from compliance.alerts.engine import run_alerts
+    from compliance.app import audit_documents
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+    from compliance.linking.decision import LinkDecisionConfig, LinkDecisionModel, train_link_decision
+    from compliance.linking.pairs import make_graded_pairs
+    from compliance.models.classifier import load
+    from compliance.search import LawSearch
+    from compliance.settings import reset_settings
+
+    monkeypatch.setenv("COMPLIANCE_MODEL_DIR", str(model_dir.parent))
+    reset_settings()
+    law = mini_gdpr()
+    store.save_law(law)
+    clf = load(model_dir, device="cpu", bf16=False)
+    audit_documents(store, [EXAMPLES], clf, config=ClassifierLinkConfig(top_k=3))
+    pairs = make_graded_pairs([law], train_per_grade=4, heldout_per_grade=4, heldout_fraction=0.5, seed=3)
+    train_link_decision(pairs=pairs, config=LinkDecisionConfig(max_steps=0), out_dir=tmp_path / "dec")
+    decision = LinkDecisionModel.load(tmp_path / "dec")  # the default base: this (home) classifier's encoder
+    assert decision.info["encoder"]["base_model"] == str(model_dir.resolve())
+    texts = {p.text for p in store.iter_paragraphs()}
+    seen: list[str] = []
+    original = decision.encode
+
+    def counting(batch: Any, **kwargs: Any) -> Any:
+        seen.extend(batch)
+        return original(batch, **kwargs)
+
+    monkeypatch.setattr(decision, "encode", counting)
+    search = LawSearch(store, index_dir=tmp_path / "idx")
+    reused = run_alerts(store, "gdpr", decision=decision, search=search)
+    assert reused.alerts and seen and not set(seen) & texts  # the passages only
+    seen.clear()
+    monkeypatch.setattr(engine, "_shared_space", lambda index, dec: None)
+    again = run_alerts(store, "gdpr", decision=decision, search=search)
+    assert set(seen) & texts  # without the stored vectors the candidates are encoded
+    ours = {(a.paragraph_id, a.provision_key): a.score for a in reused.alerts}
+    theirs = {(a.paragraph_id, a.provision_key): a.score for a in again.alerts}
+    shared = set(ours) & set(theirs)
+    assert len(shared) >= 0.8 * len(theirs)
+    assert all(abs(ours[k] - theirs[k]) < 0.02 for k in shared)

@@ -424,6 +424,46 @@ def candidate_searches(
     return per_provision, whole
 
 
+def _shared_space(index: Any, decision: LinkDecisionModel) -> Any:
+    """The controls index's embedding space when the link decision embeds with the same weights and pooling (its
+    un-tuned encoder is the classifier's whose forward stored the paragraphs' vectors), else None."""
+    dense = getattr(index, "dense", None)
+    encoder = getattr(dense, "encoder", None) if dense is not None else None
+    space = encoder.space() if encoder is not None else None
+    ref = decision.info.get("encoder")
+    if space is None or not isinstance(ref, dict) or ref.get("source") != "base":
+        return None
+    if space.pooling != "mean" or space.layer != -1 or ref.get("base_model_sha256") != space.weights_sha256:
+        return None
+    return space
+
+
+def _candidate_vectors(
+    store: Store, index: Any, decision: LinkDecisionModel, paragraphs: Sequence[StoredParagraph]
+) -> np.ndarray:
+    """The candidates' vectors for the link decision: the ones the audit's forward stored (the normalised mean of a
+    paragraph's chunk vectors — for a paragraph within the decision's token limit exactly what the decision's
+    encoder gives it, up to the forward's precision; a longer one is covered whole instead of cut at that limit)
+    when the decision shares the controls index's space, so an alert run embeds no audited paragraph again; the
+    decision's encoder for the rest (paragraphs stored before vectors were, or never classified)."""
+    out: dict[int, np.ndarray] = {}
+    space = _shared_space(index, decision)
+    if space is not None:
+        for pid, stored in store.paragraph_vectors(space.id, [p.id for p in paragraphs]).items():
+            chunks = np.frombuffer(stored.data, dtype="<f4").reshape(stored.chunks, stored.dim)
+            mean = chunks.mean(axis=0)
+            norm = float(np.linalg.norm(mean))
+            if norm > 0:
+                out[pid] = (mean / norm).astype(np.float32)
+    missing = [p for p in paragraphs if p.id not in out]
+    if missing:
+        for p, vec in zip(missing, decision.encode([p.text for p in missing]), strict=True):
+            out[p.id] = vec
+    if not paragraphs:
+        return decision.encode([])
+    return np.stack([out[p.id] for p in paragraphs])
+
+
 def _decide(
     store: Store,
     law: Law,
@@ -464,7 +504,7 @@ def _decide(
         )
     weights, shares = _passage_weights(law, owners, config)
     passage_vecs = decision.encode(texts)
-    para_vecs = decision.encode([paragraphs[int(c)].text for c in candidates])
+    para_vecs = _candidate_vectors(store, index, decision, [paragraphs[int(c)] for c in candidates])
     raw = para_vecs @ passage_vecs.T  # candidates × passages
     sims = raw * weights[None, :]
     law_vec = passage_vecs.mean(axis=0)
