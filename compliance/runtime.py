@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from compliance.errors import MissingDependencyError, ModelError, ModelNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
     import torch
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "DEFAULT_BASE_MODEL",
     "EmbeddingSpace",
     "LengthBatcher",
+    "aggregate_chunks",
     "autocast",
     "bf16_enabled",
     "bf16_supported",
@@ -281,6 +283,17 @@ def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     summed = (hidden * m).sum(dim=1)
     counts = m.sum(dim=1).clamp(min=1e-6)
     return (summed / counts).float()
+
+
+def aggregate_chunks(vecs: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """Normalised mean of chunk vectors per owner (float32 (n, dim)): a text's one vector from its chunks' (the
+    dense index's mean query aggregation, the classifier forward's text embeddings, stored paragraph vectors)."""
+    import numpy as np
+
+    out = np.zeros((n, vecs.shape[1] if vecs.ndim == 2 else 0), dtype=np.float32)
+    np.add.at(out, owner, vecs)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, 1e-12)
 
 
 # -- embedding spaces and chunking -------------------------------------------------------------------------------

@@ -247,12 +247,8 @@ class LawSearch:
     def _stored_vectors(self, space: str, ids: Sequence[str]) -> dict[str, Any]:
         """The chunk vectors the store keeps in ``space`` for those of the paragraphs ``ids`` that have some (the
         audit's forward stored them): the controls index takes them instead of embedding the paragraphs again."""
-        import numpy as np
-
         rows = self.store.paragraph_vectors(space, [int(i) for i in ids])
-        return {
-            str(pid): np.frombuffer(v.data, dtype="<f4").reshape(v.chunks, v.dim) for pid, v in rows.items()
-        }
+        return {str(pid): v.array() for pid, v in rows.items()}
 
     def _is_control(self, kind: str, role: str | None) -> bool:
         if role is None:  # stored before paragraph roles existed

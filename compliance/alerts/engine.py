@@ -41,7 +41,9 @@ from compliance.text import snippet
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.linking.decision import LinkDecisionModel
+    from compliance.retrieval.hybrid import HybridRetriever
     from compliance.rules.corpus import Law
+    from compliance.runtime import EmbeddingSpace
     from compliance.search import LawSearch
     from compliance.store import Store
     from compliance.store.records import StoredParagraph
@@ -424,12 +426,10 @@ def candidate_searches(
     return per_provision, whole
 
 
-def _shared_space(index: Any, decision: LinkDecisionModel) -> Any:
+def _shared_space(index: HybridRetriever, decision: LinkDecisionModel) -> EmbeddingSpace | None:
     """The controls index's embedding space when the link decision embeds with the same weights and pooling (its
     un-tuned encoder is the classifier's whose forward stored the paragraphs' vectors), else None."""
-    dense = getattr(index, "dense", None)
-    encoder = getattr(dense, "encoder", None) if dense is not None else None
-    space = encoder.space() if encoder is not None else None
+    space = index.dense.encoder.space() if index.dense is not None else None
     ref = decision.info.get("encoder")
     if space is None or not isinstance(ref, dict) or ref.get("source") != "base":
         return None
@@ -439,22 +439,21 @@ def _shared_space(index: Any, decision: LinkDecisionModel) -> Any:
 
 
 def _candidate_vectors(
-    store: Store, index: Any, decision: LinkDecisionModel, paragraphs: Sequence[StoredParagraph]
+    store: Store, index: HybridRetriever, decision: LinkDecisionModel, paragraphs: Sequence[StoredParagraph]
 ) -> np.ndarray:
     """The candidates' vectors for the link decision: the ones the audit's forward stored (the normalised mean of a
     paragraph's chunk vectors — for a paragraph within the decision's token limit exactly what the decision's
     encoder gives it, up to the forward's precision; a longer one is covered whole instead of cut at that limit)
     when the decision shares the controls index's space, so an alert run embeds no audited paragraph again; the
     decision's encoder for the rest (paragraphs stored before vectors were, or never classified)."""
+    from compliance.runtime import aggregate_chunks
+
     out: dict[int, np.ndarray] = {}
     space = _shared_space(index, decision)
     if space is not None:
         for pid, stored in store.paragraph_vectors(space.id, [p.id for p in paragraphs]).items():
-            chunks = np.frombuffer(stored.data, dtype="<f4").reshape(stored.chunks, stored.dim)
-            mean = chunks.mean(axis=0)
-            norm = float(np.linalg.norm(mean))
-            if norm > 0:
-                out[pid] = (mean / norm).astype(np.float32)
+            chunks = stored.array()
+            out[pid] = aggregate_chunks(chunks, np.zeros(len(chunks), dtype=np.int64), 1)[0]
     missing = [p for p in paragraphs if p.id not in out]
     if missing:
         for p, vec in zip(missing, decision.encode([p.text for p in missing]), strict=True):

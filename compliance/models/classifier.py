@@ -282,7 +282,7 @@ class ArticleClassifier:
         """
         import torch
 
-        from compliance.runtime import mean_pool
+        from compliance.runtime import aggregate_chunks, mean_pool
 
         n = len(texts)
         out = np.zeros((n, len(self.labels)), dtype=np.float64)
@@ -325,10 +325,7 @@ class ArticleClassifier:
         counts = np.zeros(n)
         np.add.at(out, owners, row_logits[window_rows])
         np.add.at(counts, owners, 1.0)
-        embeddings = np.zeros((n, self.encoder.hidden_size), dtype=np.float32)
-        np.add.at(embeddings, owners, row_vecs[window_rows])
-        norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
-        embeddings /= np.where(norms > 0, norms, 1.0)
+        embeddings = aggregate_chunks(row_vecs[window_rows], np.asarray(owners, dtype=np.int64), n)
         vectors: list[np.ndarray] | None = None
         if space is not None:
             per_text: list[list[int]] = [[] for _ in range(n)]

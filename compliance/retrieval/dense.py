@@ -152,7 +152,7 @@ class DenseIndex:
         ``unions``: further queries, each made of the chunks of the queries it lists (owners ``len(queries)``
         on): a long text that is the concatenation of some queries (a whole law of its articles) costs no
         encoder pass of its own; its chunks end at the parts' boundaries."""
-        from compliance.retrieval.encoding import aggregate_chunks
+        from compliance.runtime import aggregate_chunks
 
         vecs, owner = self.encoder.encode_chunks(list(queries))
         if unions:

@@ -19,6 +19,7 @@ from compliance.artifacts import ADAPTER_WEIGHTS, WEIGHT_FILES, weights_sha256
 from compliance.retrieval.config import DenseConfig
 from compliance.runtime import (
     EmbeddingSpace,
+    aggregate_chunks,
     autocast,
     chunk_token_ids,
     classifier_dir,
@@ -28,7 +29,7 @@ from compliance.runtime import (
     resolve_model_path,
 )
 
-__all__ = ["TextEncoder", "default_dense_model", "model_identity"]
+__all__ = ["TextEncoder", "aggregate_chunks", "default_dense_model", "model_identity"]
 
 
 def default_dense_model() -> str:
@@ -142,11 +143,3 @@ class TextEncoder:
         """One L2-normalised vector per text: the normalised mean of its chunk vectors (seed 001's centroid)."""
         vecs, owner = self.encode_chunks(texts)
         return aggregate_chunks(vecs, owner, len(texts))
-
-
-def aggregate_chunks(vecs: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
-    """Normalised mean of chunk vectors per owner (float32 (n, dim))."""
-    out = np.zeros((n, vecs.shape[1] if vecs.ndim == 2 else 0), dtype=np.float32)
-    np.add.at(out, owner, vecs)
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.maximum(norms, 1e-12)

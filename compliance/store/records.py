@@ -353,6 +353,12 @@ class ParagraphVectors(_Record):
     dim: int
     data: bytes
 
+    def array(self) -> Any:
+        """The vectors as a float32 ``numpy`` array of shape ``(chunks, dim)``."""
+        import numpy as np
+
+        return np.frombuffer(self.data, dtype="<f4").reshape(self.chunks, self.dim)
+
 
 # -- service: API tokens and jobs -------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
