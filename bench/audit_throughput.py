@@ -5,6 +5,8 @@ act over 100,000 stored paragraphs whose vectors are already in the store.
     python -m bench.audit_throughput --model DIR                     # ratio (fp32, bf16) on >= 1,000 paragraphs
     python -m bench.audit_throughput --model DIR --rss 10000         # + peak RSS of a 10,000-paragraph audit
     python -m bench.audit_throughput --model DIR --alerts 100000     # + alert search over 100,000 stored vectors
+    python -m bench.audit_throughput --no-ratio --parse 6            # PDF/DOCX read by 1 and 2 parse workers
+    python -m bench.audit_throughput --device cuda --batch-size 256  # the ratio on a GPU
 
 ``DIR`` is a trained classifier directory (``compliance train --recipe r-fast --out DIR``); default: the one at
 the default location. The corpus: the sample policies in ``examples/`` (parsed once) written as Markdown
@@ -91,32 +93,48 @@ def write_corpus(folder: Path, paragraphs: int) -> int:
     return written
 
 
+def _sync(clf: Any) -> None:
+    """Wait for the device's queued work (CUDA runs asynchronously; a host clock read before it would flatter)."""
+    import torch
+
+    if clf.encoder.device.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def _bare_forward(clf: Any, texts: list[str]) -> float:
-    """Seconds of the encoder forward alone over the classifier's windows of ``texts`` (pre-tokenised)."""
+    """Seconds of the encoder forward alone over the classifier's windows of ``texts`` (pre-tokenised, on the
+    model's device before the clock starts)."""
     import torch
 
     windows, _ = clf._windows(texts)
     batches = [{"input_ids": ids, "attention_mask": mask} for _, ids, mask in clf.window_batches(windows)]
+    _sync(clf)
     t0, c0 = time.perf_counter(), _cpu_now()
     with torch.inference_mode():
         for b in batches:
             clf.encoder.pooled(b)
+    _sync(clf)
     _CPU["bare"] = _cpu_now() - c0
     return time.perf_counter() - t0
 
 
-def _audit(clf: Any, corpus: Path, db: Path, *, store_vectors: bool = True) -> tuple[float, Any, list[str]]:
+def _audit(
+    clf: Any, corpus: Path, db: Path, *, store_vectors: bool = True, batch_size: int | None = None
+) -> tuple[float, Any, list[str]]:
     """Seconds of one audit of ``corpus`` into a fresh store (GDPR installed before the clock starts); the report
     and the texts of the paragraphs it classified."""
     from compliance.app import audit_documents
+    from compliance.linking.classifier_links import ClassifierLinkConfig
     from compliance.rules import load_pack_law
     from compliance.store import Store
 
     store = Store(f"sqlite:///{db}")
     store.upgrade()
     store.save_law(load_pack_law("gdpr"))
+    config = ClassifierLinkConfig(batch_size=batch_size) if batch_size else None
     t0, c0 = time.perf_counter(), _cpu_now()
-    report = audit_documents(store, [corpus], clf, store_vectors=store_vectors)
+    report = audit_documents(store, [corpus], clf, config=config, store_vectors=store_vectors)
+    _sync(clf)
     seconds = time.perf_counter() - t0
     _CPU["audit"] = _cpu_now() - c0
     run_id = report.run_id
@@ -142,8 +160,13 @@ def _prepare_picker(clf: Any, db: Path) -> float:
     return seconds
 
 
-def ratio(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
-    """Audit vs bare forward, fp32 and bf16, same process, same texts."""
+def ratio(
+    model: Path, paragraphs: int, repeats: int, device: str = "cpu", batch_size: int | None = None
+) -> dict[str, Any]:
+    """Audit vs bare forward, fp32 and bf16, same process, same texts, on ``device``; ``batch_size`` (paragraphs
+    per audit batch and windows per forward, both) overrides the defaults (64 and the model's 32)."""
+    import dataclasses
+
     import torch
 
     from compliance.models.classifier import load
@@ -154,7 +177,9 @@ def ratio(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
     corpus = work / "corpus"
     written = write_corpus(corpus, paragraphs)
     t0 = time.perf_counter()
-    clf = load(model, device="cpu")
+    clf = load(model, device=device)
+    if batch_size:
+        clf.config = dataclasses.replace(clf.config, batch_size=batch_size)
     load_s = time.perf_counter() - t0
     out: dict[str, Any] = {
         "paragraphs_written": written,
@@ -163,10 +188,24 @@ def ratio(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
         # one-off per law version and encoder, like the model load: the GDPR's passages embedded for the
         # provision picker (cached under the index directory for later processes)
         "provision_vectors_s": round(_prepare_picker(clf, work / "picker.db"), 2),
+        "device": str(clf.encoder.device),
+        "device_name": torch.cuda.get_device_name(clf.encoder.device)
+        if clf.encoder.device.type == "cuda"
+        else None,
+        "batch_size": batch_size or "default",
         "torch_threads": torch.get_num_threads(),
-        "cpu_bf16_native": bf16_supported(clf.encoder.device),
+        "bf16_native": bf16_supported(clf.encoder.device),
         "runs": [],
     }
+    # one untimed audit of two documents first: what the first audit of a process imports and loads lazily
+    # (the role model, the store's migrations, CUDA kernels) is one-off, like the model load
+    warm = work / "warm"
+    warm.mkdir()
+    for path in sorted(corpus.iterdir())[:2]:
+        (warm / path.name).write_bytes(path.read_bytes())
+    t0 = time.perf_counter()
+    _audit(clf, warm, work / "warm.db", batch_size=batch_size)
+    out["first_audit_warm_up_s"] = round(time.perf_counter() - t0, 2)
     n = 0
     for bf16 in (False, True):
         clf.encoder.use_bf16 = bf16
@@ -178,8 +217,12 @@ def ratio(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
         vectors = 0
         for _ in range(repeats):
             n += 1
-            seconds, report, texts = _audit(clf, corpus, work / f"audit-{n}.db")
+            seconds, report, texts = _audit(clf, corpus, work / f"audit-{n}.db", batch_size=batch_size)
             audits.append(seconds)
+            if clf.encoder.device.type == "cuda" and len(bares) == 0:
+                _bare_forward(
+                    clf, texts
+                )  # CUDA loads kernels for new shapes and dtypes lazily: not the forward's
             bares.append(_bare_forward(clf, texts))
             cpu_ratios.append(_CPU["bare"] / _CPU["audit"])
             classified = sum(d.classified for d in report.documents)
@@ -202,7 +245,7 @@ def ratio(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
         )
     # the same audit without storing vectors: what the second use costs
     clf.encoder.use_bf16 = bf16_supported(clf.encoder.device)
-    seconds, _, _ = _audit(clf, corpus, work / "novec.db", store_vectors=False)
+    seconds, _, _ = _audit(clf, corpus, work / "novec.db", store_vectors=False, batch_size=batch_size)
     out["bf16_audit_without_vectors_s"] = round(seconds, 2)
     return out
 
@@ -348,6 +391,41 @@ def alerts(model: Path, paragraphs: int, seed: int = 0) -> dict[str, Any]:
     }
 
 
+def parse_pool(copies: int, workers: int) -> dict[str, Any]:
+    """Seconds to read the sample policies' PDF and DOCX files (``copies`` copies each) by one parse worker and by
+    ``workers`` (the audit's parse-ahead, :func:`compliance.app.ingest._parse_ahead`), best of two, processes
+    started before the clock."""
+    import shutil
+
+    from compliance.app.ingest import _parse_ahead
+    from compliance.connectors.sandbox import worker_pool
+
+    os.environ["COMPLIANCE_PARSE_ISOLATION"] = "process"
+    from compliance.settings import reset_settings
+
+    reset_settings()
+    work = Path(tempfile.mkdtemp(prefix="bench-parse-"))
+    originals = [p for p in sorted((ROOT / "examples").iterdir()) if p.suffix in (".pdf", ".docx")]
+    files = []
+    for k in range(copies):
+        for path in originals:
+            copy = work / f"{k}-{path.name}"
+            shutil.copy(path, copy)
+            files.append(copy)
+    out: dict[str, Any] = {"files": len(files)}
+    for n in sorted({1, workers}):
+        list(_parse_ahead(files[: n * 2], config=None, relative_to=None, depth=8, workers=n))  # start them
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            docs = list(_parse_ahead(files, config=None, relative_to=None, depth=8, workers=n))
+            times.append(time.perf_counter() - t0)
+        out["paragraphs"] = sum(len(getattr(d, "paragraphs", ())) for _, d in docs)
+        out[f"workers_{n}_s"] = round(min(times), 2)
+    out["workers_pool_size"] = len(worker_pool(workers))
+    return out
+
+
 def run() -> dict[str, Any]:
     """``python -m bench`` entry: the ratio on the default classifier (BENCH_N paragraphs, default 1,000)."""
     from compliance.runtime import classifier_dir
@@ -365,7 +443,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rss", type=int, default=0)
     parser.add_argument("--alerts", type=int, default=0)
     parser.add_argument("--child-rss", type=int, default=0)
+    parser.add_argument("--parse", type=int, default=0, help="read N copies of the sample PDF/DOCX files")
+    parser.add_argument("--parse-workers", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N (the ratio and the alert search)")
+    parser.add_argument(
+        "--batch-size", type=int, default=0, help="audit batch and forward batch (0: defaults)"
+    )
     args = parser.parse_args(argv)
+    os.environ["COMPLIANCE_DEVICE"] = args.device  # the index encoder and the provision picker follow it
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from compliance.runtime import classifier_dir
@@ -376,11 +461,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out: dict[str, Any] = {"cpu_flags_bf16": "avx512_bf16" in Path("/proc/cpuinfo").read_text()}
     if not args.no_ratio:
-        out["ratio"] = ratio(model, args.paragraphs, args.repeats)
+        out["ratio"] = ratio(model, args.paragraphs, args.repeats, args.device, args.batch_size or None)
         print(json.dumps(out, indent=2), flush=True)
     if args.rss:
         out["rss"] = rss(model, args.rss)
         print(json.dumps(out, indent=2), flush=True)
+    if args.parse:
+        out["parse"] = parse_pool(args.parse, args.parse_workers)
     if args.alerts:
         out["alerts"] = alerts(model, args.alerts)
     print(json.dumps(out, indent=2))

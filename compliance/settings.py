@@ -63,6 +63,14 @@ class Settings(BaseSettings):
         "or in the calling process with a time budget only (inline: tests, embedding).",
     )
     parse_timeout: float = Field(default=120.0, gt=0, description="Seconds one document may take to read.")
+    parse_workers: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="Worker processes reading documents side by side in a batch (process isolation); 0: half "
+        "the CPU cores this process may use, at most 8 (one on a two-core machine, where the encoder needs the "
+        "other core).",
+    )
     parse_memory_mb: int = Field(
         default=1536, ge=64, description="Address space (MiB) one document may add to the worker process."
     )

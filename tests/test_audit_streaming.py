@@ -141,3 +141,65 @@ def test_the_audit_classifies_paragraphs_of_many_documents_in_full_batches(
     assert len(sizes) == math.ceil(classified / 8) and sizes[:-1] == [8] * (len(sizes) - 1)
     assert [d.source for d in report.documents] == [f"policy-{i:02d}.md" for i in range(20)]
     assert all(d.classified >= 1 and d.links >= d.classified for d in report.documents)
+
+
+def test_documents_are_read_by_several_worker_processes_in_input_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool of parse workers (a GPU machine's cores): the same documents and failures, in input order, as one
+    worker gives, and every worker process of the pool took part."""
+    from compliance.app.ingest import _parse_ahead
+    from compliance.connectors import sandbox
+    from compliance.connectors.sandbox import ParseBudget, worker_pool
+    from compliance.settings import reset_settings
+
+    monkeypatch.setenv("COMPLIANCE_PARSE_ISOLATION", "process")
+    reset_settings()
+    paths = _write_docs(tmp_path / "docs", 9)
+    broken = tmp_path / "docs" / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 not really")
+    sources = [*paths[:4], broken, *paths[4:]]
+    budget = ParseBudget(timeout_s=60.0, memory_mb=1536)
+    monkeypatch.setattr(
+        "compliance.connectors.sandbox.ParseBudget.from_settings", classmethod(lambda cls: budget)
+    )
+    pool = worker_pool(3, budget)
+    used: list[int] = []
+    run = sandbox.ParseWorker.run
+
+    def counted(self: Any, task: Any, source: str) -> Any:
+        used.append(id(self))
+        return run(self, task, source)
+
+    monkeypatch.setattr(sandbox.ParseWorker, "run", counted)
+
+    def read(workers: int) -> list[tuple[str, Any]]:
+        used.clear()
+        out = []
+        for label, item in _parse_ahead(sources, config=None, relative_to=None, depth=2, workers=workers):
+            texts = tuple(p.text for p in item.paragraphs) if hasattr(item, "paragraphs") else item.code
+            out.append((label, texts))
+        return out
+
+    alone = read(1)
+    assert set(used) == {id(pool[0])}  # one worker: the shared one
+    together = read(3)
+    assert together == alone
+    assert [label for label, _ in together] == [str(s) for s in sources]
+    assert together[4][1] == alone[4][1] and isinstance(together[4][1], str)  # the failure, in its place
+    assert set(used) == {id(w) for w in pool} and len(used) == len(sources)  # three processes took part
+
+
+def test_parse_workers_default_to_half_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    from compliance.connectors import sandbox
+    from compliance.settings import reset_settings
+
+    monkeypatch.setattr(sandbox.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert sandbox.parse_workers() == 8
+    monkeypatch.setattr(sandbox.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert sandbox.parse_workers() == 1  # two cores: one reads, the encoder has the other
+    monkeypatch.setattr(sandbox.os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert sandbox.parse_workers() == sandbox.MAX_AUTO_WORKERS
+    monkeypatch.setenv("COMPLIANCE_PARSE_WORKERS", "3")
+    reset_settings()
+    assert sandbox.parse_workers() == 3

@@ -19,6 +19,7 @@ from compliance.errors import DocumentError
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.connectors import ParsedDocument, SplitConfig
     from compliance.connectors.roles import Embedder
+    from compliance.connectors.sandbox import ParseWorker
     from compliance.store import SavedDocument, Store
 
 __all__ = [
@@ -193,12 +194,17 @@ def expand_sources(
 
 
 def parse_source(
-    source: Path | Upload, *, config: SplitConfig | None = None, relative_to: Path | None = None
+    source: Path | Upload,
+    *,
+    config: SplitConfig | None = None,
+    relative_to: Path | None = None,
+    worker: ParseWorker | None = None,
 ) -> ParsedDocument:
     """Parse one file or upload; a file's ``source`` is its path (relative to ``relative_to`` when below it).
 
     The file is read under the per-file time and memory budgets (:func:`compliance.connectors.sandbox.parse_file`:
-    a worker process by default, ``COMPLIANCE_PARSE_ISOLATION=inline`` to read in this process).
+    a worker process by default — ``worker`` when given, else the shared one —, ``COMPLIANCE_PARSE_ISOLATION=
+    inline`` to read in this process).
 
     Raises:
         DocumentError: the document cannot be read (over a budget: ParseTimeoutError C305, ParseMemoryError C306).
@@ -207,8 +213,10 @@ def parse_source(
     from compliance.connectors.sandbox import parse_file
 
     if isinstance(source, Upload):
-        return parse_file(source.data, source.name, config=config, media_type=source.media_type)
-    doc = parse_file(source, config=config)
+        return parse_file(
+            source.data, source.name, config=config, media_type=source.media_type, worker=worker
+        )
+    doc = parse_file(source, config=config, worker=worker)
     return replace(doc, source=source_name(source, relative_to))
 
 
@@ -266,19 +274,36 @@ def role_windows(total: int, window: int = ROLE_WINDOW) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(count)]
 
 
+def _parse_worker_count(wanted: int | None = None) -> int:
+    """Worker processes that read documents side by side: ``wanted`` or
+    :func:`~compliance.connectors.sandbox.parse_workers`; one with inline parsing (it holds the GIL, and its time
+    budget needs the main thread)."""
+    from compliance.connectors.sandbox import parse_workers
+    from compliance.settings import get_settings
+
+    if get_settings().parse_isolation != "process":
+        return 1
+    return wanted if wanted is not None else parse_workers()
+
+
 def _parse_ahead(
     sources: Sequence[Path | Upload],
     *,
     config: SplitConfig | None,
     relative_to: Path | None,
     depth: int,
+    workers: int | None = None,
 ) -> Generator[tuple[str, ParsedDocument | FileFailure], None, None]:
     """Parse ``sources`` in a background thread, at most ``depth`` documents ahead of the consumer; yields
-    ``(label, parsed document or failure)`` in order. An unexpected error of the parser is raised here; closing
-    the iterator stops the thread."""
+    ``(label, parsed document or failure)`` in order. With process isolation, ``workers`` worker processes
+    (default :func:`~compliance.connectors.sandbox.parse_workers`) read documents side by side, each under its
+    own budgets. An unexpected error of the parser is raised here; closing the iterator stops the threads."""
     import queue
     import threading
 
+    from compliance.connectors.sandbox import worker_pool
+
+    workers = _parse_worker_count(workers)
     done = object()
     results: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
     stop = threading.Event()
@@ -292,18 +317,54 @@ def _parse_ahead(
                 continue
         return False
 
-    def work() -> None:
+    def parse_one(
+        source: Path | Upload, worker: ParseWorker | None
+    ) -> tuple[str, ParsedDocument | FileFailure]:
+        label = _label(source)
+        try:
+            return label, parse_source(source, config=config, relative_to=relative_to, worker=worker)
+        except DocumentError as e:
+            return label, FileFailure(label, e.code, str(e))
+
+    def in_parallel(pool: list[ParseWorker]) -> bool:
+        """Every worker process reads one document at a time; results are handed on in input order."""
+        from collections import deque
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        free: queue.Queue[ParseWorker] = queue.Queue()
+        for worker in pool:
+            free.put(worker)
+
+        def task(source: Path | Upload) -> tuple[str, ParsedDocument | FileFailure]:
+            worker = free.get()
+            try:
+                return parse_one(source, worker)
+            finally:
+                free.put(worker)
+
+        executor = ThreadPoolExecutor(len(pool), thread_name_prefix="compliance-parse")
+        running: deque[Future[tuple[str, ParsedDocument | FileFailure]]] = deque()
         try:
             for source in sources:
-                label = _label(source)
-                try:
-                    item: ParsedDocument | FileFailure = parse_source(
-                        source, config=config, relative_to=relative_to
-                    )
-                except DocumentError as e:
-                    item = FileFailure(label, e.code, str(e))
-                if not put((label, item)):
+                running.append(executor.submit(task, source))
+                if len(running) >= len(pool) and not put(running.popleft().result()):
+                    return False
+            while running:
+                if not put(running.popleft().result()):
+                    return False
+            return True
+        finally:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def work() -> None:
+        try:
+            if workers > 1 and len(sources) > 1:
+                if not in_parallel(worker_pool(workers)):
                     return
+            else:
+                for source in sources:
+                    if not put(parse_one(source, None)):
+                        return
         except BaseException as e:  # handed to the consumer, which raises it
             put(e)
             return
@@ -333,7 +394,7 @@ def save_sources(
     on_error: OnError | None = None,
     embed: Embedder | Literal["auto"] | None = "auto",
     window: int = ROLE_WINDOW,
-    parse_ahead: int = PARSE_AHEAD,
+    parse_ahead: int | None = None,
 ) -> Iterator[SavedSource | FileFailure]:
     """Parse every source, give the paragraphs their roles window by window, then save each document in turn:
     the saved document, or the failure of one that could not be read.
@@ -354,7 +415,9 @@ def save_sources(
         embed: sentence embeddings for the role model (``"auto"``: :func:`role_embedder`; None: the role
             model's structure head).
         window: documents whose roles are decided together.
-        parse_ahead: documents parsed ahead of the one being saved.
+        parse_ahead: documents parsed ahead of the one being saved (default: :data:`PARSE_AHEAD` with one parse
+            worker; with several (:func:`~compliance.connectors.sandbox.parse_workers`, a machine with many cores)
+            a whole window, so that the next window is read while this one is classified).
 
     Raises:
         StoreError: the database failed (the batch stops).
@@ -364,7 +427,10 @@ def save_sources(
 
     embedder: Embedder | None = None if embed == "auto" else embed
     embedder_ready = embed != "auto"
-    parsed = _parse_ahead(sources, config=config, relative_to=relative_to, depth=parse_ahead)
+    workers = _parse_worker_count()
+    if parse_ahead is None:
+        parse_ahead = max(PARSE_AHEAD, window) if workers > 1 else PARSE_AHEAD
+    parsed = _parse_ahead(sources, config=config, relative_to=relative_to, depth=parse_ahead, workers=workers)
     try:
         with bar(len(sources), desc="reading documents", unit="file") as progress:
             for size in role_windows(len(sources), window):

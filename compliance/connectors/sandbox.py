@@ -51,7 +51,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.connectors.config import SplitConfig
     from compliance.connectors.document import ParsedDocument
 
-__all__ = ["MAX_WARNING_LINES", "Isolation", "ParseBudget", "ParseWorker", "parse_file", "shutdown"]
+__all__ = [
+    "MAX_WARNING_LINES",
+    "Isolation",
+    "ParseBudget",
+    "ParseWorker",
+    "parse_file",
+    "parse_workers",
+    "shutdown",
+    "worker_pool",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -447,18 +456,44 @@ def _crash_error(source: str, exitcode: int | None, memory_mb: int | None) -> Do
     )
 
 
-_SHARED: dict[ParseBudget, ParseWorker] = {}
+_SHARED: dict[tuple[ParseBudget, int], ParseWorker] = {}
 _SHARED_LOCK = threading.Lock()
+#: the automatic pool size is at most this many worker processes
+MAX_AUTO_WORKERS = 8
 
 
-def _shared_worker(budget: ParseBudget) -> ParseWorker:
+def _shared_worker(budget: ParseBudget, slot: int = 0) -> ParseWorker:
     with _SHARED_LOCK:
-        worker = _SHARED.get(budget)
+        worker = _SHARED.get((budget, slot))
         if worker is None:
             if not _SHARED:
                 atexit.register(shutdown)
-            worker = _SHARED[budget] = ParseWorker(budget)
+            worker = _SHARED[(budget, slot)] = ParseWorker(budget)
         return worker
+
+
+def parse_workers() -> int:
+    """How many worker processes read documents side by side: ``COMPLIANCE_PARSE_WORKERS``, or when it is 0
+    (the default) half the CPU cores this process may run on, at most :data:`MAX_AUTO_WORKERS`, at least one.
+    On two cores that is one worker, beside the encoder's forward; on a GPU machine's many cores parsing, not
+    the encoder, limits an audit, so more workers read at once."""
+    from compliance.settings import get_settings
+
+    wanted = get_settings().parse_workers
+    if wanted:
+        return int(wanted)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - platforms without affinity masks
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_AUTO_WORKERS, cores // 2))
+
+
+def worker_pool(size: int, budget: ParseBudget | None = None) -> list[ParseWorker]:
+    """``size`` shared worker processes of ``budget`` (default: from the settings), started on first use and
+    kept for the process like the single shared worker (which is the pool's first)."""
+    budget = budget or ParseBudget.from_settings()
+    return [_shared_worker(budget, slot) for slot in range(max(1, size))]
 
 
 def shutdown() -> None:
