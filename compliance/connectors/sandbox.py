@@ -475,8 +475,8 @@ def _shared_worker(budget: ParseBudget, slot: int = 0) -> ParseWorker:
 def parse_workers() -> int:
     """How many worker processes read documents side by side: ``COMPLIANCE_PARSE_WORKERS``, or when it is 0
     (the default) half the CPU cores this process may run on, at most :data:`MAX_AUTO_WORKERS`, at least one.
-    On two cores that is one worker, beside the encoder's forward; on a GPU machine's many cores parsing, not
-    the encoder, limits an audit, so more workers read at once."""
+    On two cores that is one worker, beside the encoder's forward; on a machine with many cores (a GPU server,
+    where the encoder is no longer the cost) several read PDF and DOCX files at once."""
     from compliance.settings import get_settings
 
     wanted = get_settings().parse_workers
