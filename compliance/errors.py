@@ -143,6 +143,14 @@ class UnsafeDocumentError(DocumentError):
     code = "C308"
 
 
+class ParserUnavailableError(ComplianceError, RuntimeError):
+    """The worker process that reads documents could not start (a broken installation: a parser library that
+    fails to import). Not one document's fault: the batch stops at once instead of failing every file in turn."""
+
+    code = "C309"
+    http_status = 503
+
+
 class StoreError(ComplianceError, RuntimeError):
     """The database could not be used (not reachable, not migrated, constraint violated)."""
 

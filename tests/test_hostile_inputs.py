@@ -300,3 +300,48 @@ def test_library_warnings_are_tagged_with_their_file_and_capped(
     lines = [r.getMessage() for r in caplog.records if r.name == "compliance.connectors.sandbox"]
     assert lines and all(line.startswith("noisy.pdf: ") for line in lines)
     assert len(lines) <= 2 * 6
+
+
+def test_a_worker_that_cannot_start_stops_the_batch_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parser library that fails to import in the worker (a broken installation) is not each file's fault: the
+    first file raises C309 and the batch stops, instead of every file paying a failed worker start."""
+    import subprocess
+    import sys
+
+    from compliance.app import ingest_documents
+    from compliance.errors import ParserUnavailableError
+    from compliance.settings import reset_settings
+    from compliance.store import Store
+
+    broken = tmp_path / "broken-site" / "spacy"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('spaCy is broken in this installation')\n")
+    monkeypatch.setattr(sys, "path", [str(broken.parent), *sys.path])  # the worker starts with this path
+    monkeypatch.setenv("COMPLIANCE_PARSE_ISOLATION", "process")
+    monkeypatch.setenv("COMPLIANCE_PARSE_TIMEOUT", "37")  # a budget of its own: no shared worker started yet
+    monkeypatch.setenv("COMPLIANCE_PARSE_WORKERS", "2")
+    reset_settings()
+    starts: list[object] = []
+    popen = subprocess.Popen
+
+    def counted(*args: object, **kwargs: object) -> object:
+        starts.append(args)
+        return popen(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(6):
+        (folder / f"policy-{i}.txt").write_text(f"Access rights are reviewed every quarter, control {i}.\n")
+    store = Store(f"sqlite:///{tmp_path / 'x.db'}")
+    store.upgrade()
+    started = time.perf_counter()
+    with pytest.raises(ParserUnavailableError) as caught:
+        ingest_documents(store, [folder])
+    assert caught.value.code == "C309" and "failed to start" in str(caught.value)
+    assert len(starts) <= 2  # one start per worker of the pool, not one per file
+    assert time.perf_counter() - started < 60
+    assert store.list_documents() == []
+    store.dispose()

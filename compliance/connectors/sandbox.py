@@ -12,7 +12,10 @@ error line, not the batch. :func:`parse_file` therefore reads each file in a **w
 * the caller waits at most the time budget (``COMPLIANCE_PARSE_TIMEOUT``, default 120 s); then the worker is
   killed (SIGKILL), :class:`~compliance.errors.ParseTimeoutError` (C305) is raised, and the next file gets a
   fresh worker; a worker that dies on its own (a crash in a C library) gives
-  :class:`~compliance.errors.ParserCrashError` (C307);
+  :class:`~compliance.errors.ParserCrashError` (C307); a worker that cannot start at all (a broken parser
+  library) gives :class:`~compliance.errors.ParserUnavailableError` (C309), which stops the batch at once;
+* ``COMPLIANCE_PARSE_WORKERS`` worker processes (:func:`parse_workers`: half the cores, at most 8) read the files
+  of a batch side by side (:func:`worker_pool`), each under these budgets;
 * warnings that parsing libraries log (pdfminer's hundreds of "Could not get FontBBox" lines) are collected per
   file and re-logged once each, tagged with the file they concern, at most :data:`MAX_WARNING_LINES` lines.
 
@@ -41,6 +44,7 @@ from compliance.errors import (
     DocumentError,
     ParseMemoryError,
     ParserCrashError,
+    ParserUnavailableError,
     ParseTimeoutError,
 )
 
@@ -368,18 +372,26 @@ class ParseWorker:
         finally:
             theirs.close()
         conn = Connection(ours.detach())
+        # a worker that cannot start is the installation's problem, not a document's: the batch stops here
+        # rather than paying a failed start for every file (ParserUnavailableError is no DocumentError)
         if not conn.poll(_STARTUP_TIMEOUT):
             process.kill()
             process.wait()
             conn.close()
-            raise ParserCrashError("(worker)", "the parsing worker did not start in time")
+            raise ParserUnavailableError(
+                f"the document-reading worker process did not start within {_STARTUP_TIMEOUT:.0f} s"
+            )
         try:
             conn.recv()
         except (EOFError, OSError) as e:
             process.kill()
             code_ = process.wait()
             conn.close()
-            raise ParserCrashError("(worker)", f"the parsing worker failed to start (exit {code_})") from e
+            raise ParserUnavailableError(
+                f"the document-reading worker process failed to start (exit {code_}; its error is printed "
+                "above): check that the parser libraries import (python -c 'import pdfplumber, docx, spacy'), "
+                "or set COMPLIANCE_PARSE_ISOLATION=inline to read in this process"
+            ) from e
         self._process, self._conn = process, conn
         self.started += 1
         return conn
@@ -535,6 +547,7 @@ def parse_file(
         ParseTimeoutError: over the time budget (C305).
         ParseMemoryError: over the memory budget (C306).
         ParserCrashError: the worker died (C307).
+        ParserUnavailableError: no worker process could be started (C309; not a DocumentError: stop the batch).
         DocumentError: every other reason the file cannot be read (see :func:`~compliance.connectors.parse_bytes`).
     """
     from compliance.connectors.config import SplitConfig
