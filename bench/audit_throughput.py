@@ -161,10 +161,16 @@ def _prepare_picker(clf: Any, db: Path) -> float:
 
 
 def ratio(
-    model: Path, paragraphs: int, repeats: int, device: str = "cpu", batch_size: int | None = None
+    model: Path,
+    paragraphs: int,
+    repeats: int,
+    device: str = "cpu",
+    batch_size: int | None = None,
+    precisions: tuple[str, ...] = ("fp32", "bf16"),
 ) -> dict[str, Any]:
-    """Audit vs bare forward, fp32 and bf16, same process, same texts, on ``device``; ``batch_size`` (paragraphs
-    per audit batch and windows per forward, both) overrides the defaults (64 and the model's 32)."""
+    """Audit vs bare forward in each of ``precisions`` (``fp32``, ``bf16``: autocast), same process, same texts,
+    on ``device``; ``batch_size`` (paragraphs per audit batch and windows per forward, both) overrides the
+    defaults (256 and the model's 32)."""
     import dataclasses
 
     import torch
@@ -207,7 +213,7 @@ def ratio(
     _audit(clf, warm, work / "warm.db", batch_size=batch_size)
     out["first_audit_warm_up_s"] = round(time.perf_counter() - t0, 2)
     n = 0
-    for bf16 in (False, True):
+    for bf16 in [p == "bf16" for p in precisions]:
         clf.encoder.use_bf16 = bf16
         clf.predict_proba(["warm up the encoder and the lexical expert"] * 8)
         audits: list[float] = []
@@ -449,6 +455,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--batch-size", type=int, default=0, help="audit batch and forward batch (0: defaults)"
     )
+    parser.add_argument(
+        "--precision",
+        choices=("both", "fp32", "bf16"),
+        default="both",
+        help="the ratio in fp32, bf16 autocast or both (bf16 is emulated, and slow, on a CPU without avx512_bf16)",
+    )
     args = parser.parse_args(argv)
     os.environ["COMPLIANCE_DEVICE"] = args.device  # the index encoder and the provision picker follow it
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -461,7 +473,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out: dict[str, Any] = {"cpu_flags_bf16": "avx512_bf16" in Path("/proc/cpuinfo").read_text()}
     if not args.no_ratio:
-        out["ratio"] = ratio(model, args.paragraphs, args.repeats, args.device, args.batch_size or None)
+        precisions = ("fp32", "bf16") if args.precision == "both" else (args.precision,)
+        out["ratio"] = ratio(
+            model, args.paragraphs, args.repeats, args.device, args.batch_size or None, precisions
+        )
         print(json.dumps(out, indent=2), flush=True)
     if args.rss:
         out["rss"] = rss(model, args.rss)

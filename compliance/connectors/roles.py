@@ -204,8 +204,10 @@ FEATURE_NAMES: tuple[str, ...] = (
 
 
 # -- batch context ----------------------------------------------------------------------------------------------
+@lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
-    """Lower case, digits as ``#``, whitespace collapsed: how repetition is recognised."""
+    """Lower case, digits as ``#``, whitespace collapsed: how repetition is recognised (cached: the role features
+    ask for a paragraph's form several times — its document's counts, the batch's, its own)."""
     return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip(" .;:")
 
 

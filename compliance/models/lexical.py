@@ -55,6 +55,9 @@ class LexicalArticleScorer:
         self._df: dict[str, int] = {}
         # the last text's terms: evidence asks for one text's shared terms with each of its top articles in turn
         self._last: tuple[str, frozenset[str]] = ("", frozenset())
+        # the terms of the texts :meth:`scores` tokenised last: the evidence of a batch's ranking asks for the
+        # shared terms of exactly those texts (replaced whole, never mutated: safe to read from another thread)
+        self._scored: dict[str, frozenset[str]] = {}
 
     def _terms(self, text: str) -> list[str]:
         import bm25s
@@ -76,7 +79,8 @@ class LexicalArticleScorer:
                     self._df[t] = self._df.get(t, 0) + 1
         last_text, terms = self._last
         if last_text != text or not last_text:
-            terms = frozenset(self._terms(text))
+            known = self._scored.get(text)
+            terms = known if known is not None else frozenset(self._terms(text))
             self._last = (text, terms)
         shared = terms & self._doc_terms[article]
         return tuple(sorted(shared, key=lambda t: (self._df.get(t, 0), t))[:limit])
@@ -91,9 +95,12 @@ class LexicalArticleScorer:
         tokenized = bm25s.tokenize(
             list(texts), stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
         )
+        scored: dict[str, frozenset[str]] = {}
         for i, tokens in enumerate(tokenized):
+            scored[texts[i]] = frozenset(tokens)
             if tokens:
                 out[i] = self._retriever.get_scores(list(tokens))
+        self._scored = scored
         return out
 
     def log_probs(self, texts: Sequence[str]) -> np.ndarray:

@@ -46,7 +46,7 @@ class DocumentsMixin(StoreBase):
         return self._retry_on_conflict(lambda: self._save_document_once(doc, actor))
 
     def _save_document_once(self, doc: ParsedDocument, actor: str | None) -> SavedDocument:
-        from sqlalchemy import select
+        from sqlalchemy import insert, select
 
         from compliance.store.orm import Document, DocumentVersion, ParagraphRow, utcnow
 
@@ -92,21 +92,26 @@ class DocumentsMixin(StoreBase):
             )
             s.add(version)
             s.flush()
-            s.add_all(
-                ParagraphRow(
-                    version_id=version.id,
-                    ordinal=p.ordinal,
-                    text=p.text,
-                    kind=p.kind,
-                    role=p.role,
-                    page=p.page,
-                    heading_path=list(p.heading_path),
-                    char_start=p.char_start,
-                    char_end=p.char_end,
-                    text_sha256=_sha256(p.text),
+            # one executemany, not a unit of work per row (an audit stores every paragraph)
+            if doc.paragraphs:
+                s.execute(
+                    insert(ParagraphRow),
+                    [
+                        {
+                            "version_id": version.id,
+                            "ordinal": p.ordinal,
+                            "text": p.text,
+                            "kind": p.kind,
+                            "role": p.role,
+                            "page": p.page,
+                            "heading_path": list(p.heading_path),
+                            "char_start": p.char_start,
+                            "char_end": p.char_end,
+                            "text_sha256": _sha256(p.text),
+                        }
+                        for p in doc.paragraphs
+                    ],
                 )
-                for p in doc.paragraphs
-            )
             document.latest_version = version_no
             document.title = doc.title
             document.media_type = doc.media_type

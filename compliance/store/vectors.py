@@ -27,7 +27,7 @@ class VectorsMixin(StoreBase):
             StoreError: an empty space, a record whose byte size is not ``chunks × dim × 4``, or an unknown
                 paragraph.
         """
-        from sqlalchemy import select
+        from sqlalchemy import insert, select
 
         from compliance.store.orm import ParagraphVectorRow
 
@@ -53,13 +53,20 @@ class VectorsMixin(StoreBase):
                     )
                 )
             new = [rows[i] for i in sorted(rows) if i not in known]
-            s.add_all(
-                ParagraphVectorRow(
-                    paragraph_id=v.paragraph_id, space=space, chunks=v.chunks, dim=v.dim, vectors=v.data
+            if new:  # one executemany, not a unit of work per row
+                s.execute(
+                    insert(ParagraphVectorRow),
+                    [
+                        {
+                            "paragraph_id": v.paragraph_id,
+                            "space": space,
+                            "chunks": v.chunks,
+                            "dim": v.dim,
+                            "vectors": v.data,
+                        }
+                        for v in new
+                    ],
                 )
-                for v in new
-            )
-            if new:
                 self._log(
                     s,
                     "vectors.save",
