@@ -333,3 +333,45 @@ def test_passage_weights_put_definitions_scope_and_recitals_below_obligations() 
     assert neutral[1] == 1.0
     with pytest.raises(Exception, match="framing_weight"):
         AlertConfig(framing_weight=0.0)
+
+
+def test_provision_picks_equal_the_best_passage_per_provision(gdpr_xml: Path) -> None:
+    """The picker's per-article plan (rows, provision of each row, built once) gives exactly what scoring every
+    passage and keeping each provision's best says: key, score, share and runner-up, BM25 and hybrid alike."""
+    from compliance.linking.provisions import ProvisionPicker
+    from compliance.rules import load_law_file
+
+    law = load_law_file(gdpr_xml)
+    bm25 = ProvisionPicker(law)
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(len(bm25.texts), 8))
+    hybrid = ProvisionPicker(law, passage_vectors=vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    texts = [
+        "Laptops and backup media are encrypted; access rights are reviewed every quarter.",
+        "Data subjects may request access to and erasure of their personal data within one month.",
+        "The processor acts only on documented instructions and notifies breaches without undue delay.",
+    ]
+    articles = sorted({a.key for a in law.articles})
+    checked = 0
+    for picker in (bm25, hybrid):
+        for text in texts:
+            vector = rng.normal(size=8)
+            vector /= np.linalg.norm(vector)
+            for key in articles:
+                got = picker.pick(text, key, vector=vector)
+                rows = picker._by_article.get(key, [])
+                best: dict[str, float] = {}
+                for row, score in zip(rows, picker._scores(text, rows, vector), strict=True):
+                    best[picker.owners[row]] = max(best.get(picker.owners[row], 0.0), float(score))
+                ranked = sorted(best.items(), key=lambda kv: -kv[1])
+                if len(ranked) < 2 or ranked[0][1] <= 0:
+                    assert got is None, key
+                    continue
+                total = sum(v for _, v in ranked if v > 0)
+                runner = ranked[1][0] if ranked[1][1] > 0 else None
+                assert got is not None and (got.key, got.runner_up) == (ranked[0][0], runner), key
+                assert got.score == pytest.approx(ranked[0][1]) and got.share == pytest.approx(
+                    ranked[0][1] / total
+                )
+                checked += 1
+    assert checked > 100

@@ -88,6 +88,7 @@ class ProvisionPicker:
         self._by_article: dict[str, list[int]] = defaultdict(list)
         for i, owner in enumerate(owners):
             self._by_article[owner.split("/", 1)[0]].append(i)
+        self._plans: dict[str, tuple[np.ndarray, np.ndarray, list[str]] | None] = {}
         self.index: BM25Index = BM25Index.build([Document(str(i), t) for i, t in enumerate(texts)])
         self.encode: Callable[[Sequence[str]], np.ndarray] | None = None
         self.bm25_weight = 1.0
@@ -129,23 +130,42 @@ class ProvisionPicker:
         from compliance.rules.references import provision_label
 
         key = article if isinstance(article, str) else f"art:{article}"
-        rows = self._by_article.get(key, [])
-        if len({self.owners[i] for i in rows}) < 2:
+        plan = self._plan(key)
+        if plan is None:
             return None
-        scores = self._scores(text, rows, vector)
-        best_by_owner: dict[str, float] = {}
-        for row, score in zip(rows, scores, strict=True):
-            owner = self.owners[row]
-            best_by_owner[owner] = max(best_by_owner.get(owner, 0.0), float(score))
-        ranked = sorted(best_by_owner.items(), key=lambda kv: -kv[1])
-        best, score = ranked[0]
+        rows, owner_of_row, owners = plan
+        # each provision's best passage (at least 0), provisions in order of their first passage
+        best = np.zeros(len(owners))
+        np.maximum.at(best, owner_of_row, np.asarray(self._scores(text, rows, vector), dtype=np.float64))
+        order = np.argsort(-best, kind="stable")
+        ranked = best[order]
+        score = float(ranked[0])
         if score <= 0.0:
             return None
-        total = float(np.sum([v for _, v in ranked if v > 0]))
-        runner = ranked[1][0] if len(ranked) > 1 and ranked[1][1] > 0 else None
+        total = float(np.sum(ranked[ranked > 0]))
+        runner = owners[int(order[1])] if len(order) > 1 and ranked[1] > 0 else None
+        top = owners[int(order[0])]
         return ProvisionTarget(
-            best, provision_label(best), score, score / total if total else 0.0, runner, self.method
+            top, provision_label(top), score, score / total if total else 0.0, runner, self.method
         )
+
+    def _plan(self, key: str) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+        """An article's passage rows, each row's provision (an index into the provision keys, in order of first
+        appearance) and those keys; None when the article has fewer than two provisions to choose from. Built
+        once per article (an audit picks within the same articles thousands of times)."""
+        plan = self._plans.get(key)
+        if plan is None and key not in self._plans:
+            rows = self._by_article.get(key, [])
+            owners = list(dict.fromkeys(self.owners[i] for i in rows))
+            if len(owners) >= 2:
+                index = {o: j for j, o in enumerate(owners)}
+                plan = (
+                    np.asarray(rows, dtype=np.int64),
+                    np.asarray([index[self.owners[i]] for i in rows], dtype=np.int64),
+                    owners,
+                )
+            self._plans[key] = plan
+        return plan
 
     def _bm25(self, text: str) -> np.ndarray:
         """BM25 scores of ``text`` against every passage; the last text's are kept, since a paragraph's linked
@@ -157,7 +177,9 @@ class ProvisionPicker:
         self._last_bm25 = (text, scores)
         return scores
 
-    def _scores(self, text: str, rows: list[int], vector: np.ndarray | None = None) -> np.ndarray:
+    def _scores(
+        self, text: str, rows: Sequence[int] | np.ndarray, vector: np.ndarray | None = None
+    ) -> np.ndarray:
         w = self.bm25_weight
         bm25 = self._bm25(text)[rows] if w > 0 else np.zeros(len(rows))
         if vector is None and self.encode is not None and self._vectors is not None and w < 1.0:
