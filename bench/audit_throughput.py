@@ -226,10 +226,9 @@ def ratio(
             n += 1
             seconds, report, texts = _audit(clf, corpus, work / f"audit-{n}.db", batch_size=batch_size)
             audits.append(seconds)
-            if clf.encoder.device.type == "cuda" and len(bares) == 0:
-                _bare_forward(
-                    clf, texts
-                )  # CUDA loads kernels for new shapes and dtypes lazily: not the forward's
+            if clf.encoder.device.type == "cuda" and not bares:
+                # CUDA loads kernels for new shapes and dtypes lazily: a one-off, not the forward's
+                _bare_forward(clf, texts)
             bares.append(_bare_forward(clf, texts))
             cpu_ratios.append(_CPU["bare"] / _CPU["audit"])
             classified = sum(d.classified for d in report.documents)
