@@ -42,6 +42,47 @@ def test_link_status_band() -> None:
     assert link_status(0.1, 1, band) is None
 
 
+def _score(article: int, score: float, rank: int, umbrella: float = 0.0, own: float | None = None) -> Any:
+    from compliance.models.classifier import ArticleScore
+
+    components = {"encoder": 0.01} | ({"umbrella": umbrella} if umbrella else {})
+    if own is not None:
+        components["own"] = own
+    return ArticleScore(article, f"Art. {article}", score, rank, components)
+
+
+def test_an_umbrella_on_borrowed_mass_is_not_proposed_the_specific_article_is() -> None:
+    """Issue 13 item 4: Art. 5 at the top because its members (Art. 32 …) gave it 95 % of its score is kept for
+    review; the specific article below it is proposed on its own score; the ranking does not change."""
+    from compliance.linking.classifier_links import decide_links, own_evidence
+
+    band = (0.1, 0.3)
+    ranked = [_score(5, 0.39, 1, umbrella=0.95), _score(32, 0.38, 2), _score(42, 0.09, 3)]
+    assert own_evidence(ranked[0]) == pytest.approx(0.39 * 0.05)
+    links = decide_links(1, ranked, band)
+    assert [(s.article, st) for s, st in links.linked] == [(5, "needs-review"), (32, "proposed")]
+    assert not links.needs_review and not links.abstained
+    assert [s.article for s in links.ranked] == [5, 32, 42]
+    # the rule before: the top article, on its score
+    old = decide_links(1, ranked, band, own_evidence=False)
+    assert [(s.article, st) for s, st in old.linked] == [(5, "proposed"), (32, "needs-review")]
+    # a specific article below the edge is not proposed, and nothing under it is
+    weak = decide_links(1, [_score(5, 0.5, 1, umbrella=0.99), _score(32, 0.25, 2), _score(33, 0.3, 3)], band)
+    assert [(s.article, st) for s, st in weak.linked] == [
+        (5, "needs-review"),
+        (32, "needs-review"),
+        (33, "needs-review"),
+    ]
+    assert weak.needs_review
+    # an umbrella with strong evidence of its own is proposed: its score before the umbrellas (``own``), or, for
+    # links stored without it, its score less the umbrella share
+    own = decide_links(1, [_score(5, 0.8, 1, umbrella=0.2), _score(32, 0.1, 2)], band)
+    assert own.linked[0][1] == "proposed" and own.linked[0][0].article == 5
+    kept = decide_links(1, [_score(5, 0.52, 1, umbrella=0.56, own=0.32), _score(17, 0.29, 2)], band)
+    assert [(s.article, st) for s, st in kept.linked] == [(5, "proposed"), (17, "needs-review")]
+    assert own_evidence(kept.linked[0][0]) == 0.32
+
+
 def test_audit_stores_links_and_is_idempotent(
     store: Any, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

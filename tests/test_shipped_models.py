@@ -103,6 +103,31 @@ def test_shipped_classifier_ranks_the_infringed_article_above_the_fine() -> None
 
 
 @pytest.mark.usefixtures("shipped_models")
+def test_the_shipped_classifier_proposes_the_specific_article_not_the_umbrella() -> None:
+    """A disposal control (hand-labelled set, ctl-018: Art. 32, 5) ranks Art. 5 first on the mass its members
+    gave it (its encoder probability is about 0.01): the audit proposes Art. 32 and leaves Art. 5 for review."""
+    pytest.importorskip("torch")
+    from compliance.app.classifier import load_classifier
+    from compliance.linking.classifier_links import ClassifierLinkConfig, classify_paragraphs
+
+    clf = load_classifier(device="cpu")
+    text = (
+        "Laptops and disks are wiped to a recognised standard or physically destroyed before disposal, "
+        "and a destruction certificate is kept."
+    )
+    ranked = clf.rank([text], top_k=3, explain=True)[0]
+    assert ranked[0].article == 5 and (ranked[0].components or {}).get("umbrella", 0) > 0.5, ranked
+    assert (ranked[0].components or {})["own"] < 0.1  # its score before the umbrellas
+    (links,) = classify_paragraphs(clf, [(1, text)], ClassifierLinkConfig(), progress=False)
+    statuses = {s.article: st for s, st in links.linked}
+    assert statuses[32] == "proposed" and statuses[5] == "needs-review", statuses
+    (before,) = classify_paragraphs(
+        clf, [(1, text)], ClassifierLinkConfig(own_evidence=False), progress=False
+    )
+    assert {s.article: st for s, st in before.linked}[5] == "proposed"
+
+
+@pytest.mark.usefixtures("shipped_models")
 def test_compliance_map_answers_in_an_empty_home() -> None:
     pytest.importorskip("torch")
     from click.testing import CliRunner

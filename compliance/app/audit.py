@@ -359,7 +359,7 @@ def _store_document(
         config.specific_first is not None
     ):  # the classifier ranked paragraphs of many documents: re-rank per document
         band = config.review_band or classifier.config.review_band
-        results = specific_first_links(results, config.specific_first, band)
+        results = specific_first_links(results, config.specific_first, band, own_evidence=config.own_evidence)
     texts = {p.id: p.text for p in paragraphs}
     targets = picker.targets(results, texts) if picker is not None and results else None
     links = new_links(
@@ -538,6 +538,8 @@ def suggestion_version(classifier: ArticleClassifier, config: ClassifierLinkConf
         config.specific_first is not None
     ):  # only when on: the versions of existing suggestions stay as they were
         scoring["specific_first"] = asdict(config.specific_first)
+    if config.own_evidence:  # statuses decided on own evidence (umbrellas): new suggestions, rescore compares
+        scoring["status"] = "own-evidence"
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

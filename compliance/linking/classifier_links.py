@@ -1,7 +1,10 @@
 """Classifier → scored links: turn the GDPR article classifier's calibrated ranking of a paragraph into the
 paragraph ↔ article links the store keeps, with a status from the model's review band.
 
-* the top-1 article with a score ≥ the band's upper edge → ``proposed``;
+* the top-1 article with a score ≥ the band's upper edge → ``proposed``; with ``own_evidence`` (the default), a
+  principle umbrella (Art. 5) counts only its *own* evidence, its score before its member articles gave it a share
+  of theirs (:func:`own_evidence`): an umbrella at the top on borrowed mass is not proposed, and the next article may be, on
+  its own evidence;
 * any top-k article with a score in ``[low, high)`` → ``needs-review``;
 * articles below ``low`` are not linked, except the top-1 of a paragraph for which nothing reached ``low``:
   it is stored as ``needs-review`` with ``evidence.abstain = true`` so that a reviewer sees the paragraph.
@@ -25,7 +28,9 @@ __all__ = [
     "ParagraphLinks",
     "classifiable",
     "classify_paragraphs",
+    "decide_links",
     "link_status",
+    "own_evidence",
     "specific_first_links",
 ]
 
@@ -45,6 +50,8 @@ class ClassifierLinkConfig:
         min_words: paragraphs with fewer words (headings, page furniture) are not classified.
         specific_first: re-rank each document's rankings so that general articles (Art. 5, 24) do not crowd out
             the specific one (:mod:`compliance.linking.specific`); None (default) keeps the classifier's order.
+        own_evidence: decide ``proposed`` on each article's own evidence, a principle umbrella's score before its
+            member articles gave it a share of theirs (:func:`decide_links`); False: on the score, rank 1 only.
     """
 
     top_k: int = 5
@@ -52,6 +59,7 @@ class ClassifierLinkConfig:
     batch_size: int = 256
     min_words: int = 4
     specific_first: SpecificFirstConfig | None = None
+    own_evidence: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 99:
@@ -85,6 +93,23 @@ def link_status(score: float, rank: int, band: tuple[float, float]) -> str | Non
     if score >= low:
         return "needs-review"
     return None
+
+
+def own_evidence(score: ArticleScore) -> float:
+    """What the text says of the article itself: for a principle umbrella, its score before the umbrellas gave it
+    a share of its members' mass (``components["own"]``; links stored before that component existed: the score
+    less the ``umbrella`` share); for any other article, its score. Art. 5 GDPR receives 0.75 × the probability of
+    the articles implementing its principles (Art. 6, 7, 32 …, :mod:`compliance.models.umbrella`) — right for
+    ranking, since decisions cite Art. 5 beside them, but no ground to *propose* Art. 5 for a cookie banner whose
+    own probability for it is 0.01. Components are present only when ranked with ``explain=True``."""
+    components = score.components or {}
+    share = components.get("umbrella", 0.0)
+    if not share:
+        return score.score
+    return components.get("own", score.score * (1.0 - share))
+
+
+_own = own_evidence  # the function, under a name the keyword argument of decide_links does not shadow
 
 
 def classifiable(text: str, config: ClassifierLinkConfig) -> bool:
@@ -128,35 +153,63 @@ def classify_paragraphs(
                 list(result.embeddings) if result.embeddings is not None else [None] * len(chunk)
             )
             for (pid, _), scores, vecs, emb in zip(chunk, ranked, vectors, embeddings, strict=True):
-                out.append(_decide(pid, scores, band, vecs, emb))
+                out.append(decide_links(pid, scores, band, vecs, emb, own_evidence=config.own_evidence))
             if shown is not None:
                 shown.update(len(chunk))
     if one_document and config.specific_first is not None:
-        out = specific_first_links(out, config.specific_first, band)
+        out = specific_first_links(out, config.specific_first, band, own_evidence=config.own_evidence)
     return out
 
 
-def _decide(
+def decide_links(
     paragraph_id: int,
     scores: Sequence[ArticleScore],
     band: tuple[float, float],
     vectors: Any = None,
     embedding: Any = None,
+    *,
+    own_evidence: bool = True,
 ) -> ParagraphLinks:
-    """One paragraph's links from its ranked articles: each article's status by its score and rank, and the top
-    article for review when none qualifies (the paragraph abstains)."""
-    linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
+    """One paragraph's links from its ranked articles (best first): each article's status by its score and rank,
+    and the top article for review when none qualifies (the paragraph abstains).
+
+    ``own_evidence``: the article proposed is the first whose own evidence (:func:`own_evidence`) reaches the
+    band's upper edge, passing over only principle umbrellas above it that do not (an umbrella's score is mostly
+    its members'; the specific article below it is what the text names). The ranking is unchanged; an umbrella
+    passed over stays linked for review when its score is inside the band. False: the top article, on its score.
+    """
+    if not own_evidence:
+        linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
+    else:
+        low, high = band
+        chosen: int | None = None
+        for i, s in enumerate(scores):
+            if _own(s) >= high:
+                chosen = i
+                break
+            if not (s.components or {}).get("umbrella"):
+                break  # a specific article that is not proposed: nothing below it is
+        linked = []
+        for i, s in enumerate(scores):
+            if i == chosen:
+                linked.append((s, "proposed"))
+            elif s.score >= low:
+                linked.append((s, "needs-review"))
     abstained = not linked
     if abstained:
         linked = [(scores[0], "needs-review")]
-    needs_review = abstained or linked[0][1] != "proposed"
+    needs_review = not any(st == "proposed" for _, st in linked)
     return ParagraphLinks(
         paragraph_id, tuple(scores), tuple(linked), needs_review, abstained, vectors, embedding
     )
 
 
 def specific_first_links(
-    results: Sequence[ParagraphLinks], config: SpecificFirstConfig, band: tuple[float, float]
+    results: Sequence[ParagraphLinks],
+    config: SpecificFirstConfig,
+    band: tuple[float, float],
+    *,
+    own_evidence: bool = True,
 ) -> list[ParagraphLinks]:
     """One document's paragraph links re-ranked specific before general (:func:`specific_first_order`), their
     statuses decided again on the new ranks."""
@@ -168,5 +221,7 @@ def specific_first_links(
     out: list[ParagraphLinks] = []
     for r, order in zip(results, orders, strict=True):
         scores = [replace(r.ranked[i], rank=rank) for rank, i in enumerate(order, start=1)]
-        out.append(_decide(r.paragraph_id, scores, band, r.vectors, r.embedding))
+        out.append(
+            decide_links(r.paragraph_id, scores, band, r.vectors, r.embedding, own_evidence=own_evidence)
+        )
     return out

@@ -151,7 +151,7 @@ class ArticleScore:
 
     ``components`` and ``terms`` are filled by ``rank(..., explain=True)``: the experts' own probabilities for
     this article (``encoder``, ``lexical``, ``prior``; for a principle umbrella also ``umbrella``, the share of its
-    score that came from its member articles; for an article a consequence article refers to, ``consequence``, the
+    score that came from its member articles, and ``own``, its score before the umbrellas were applied; for an article a consequence article refers to, ``consequence``, the
     share of its score passed down from, e.g., Art. 83) and the stemmed terms the text shares with the article's indexed
     text — what a reviewer reads to see why the article was suggested.
     """
@@ -413,9 +413,10 @@ class ArticleClassifier:
         lexical_log_probs: np.ndarray | None = None,
         umbrella: bool = True,
         consequence: bool = True,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`calibrate`'s scores and, per article, the share of its score that came from umbrella members and
-        the share passed down from consequence articles."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`calibrate`'s scores and, per article, the share of its score that came from umbrella members, the
+        share passed down from consequence articles, and the scores before the umbrellas (each article's own
+        evidence)."""
         probs = self._ensemble(logits, prior=prior, lexical_log_probs=lexical_log_probs)
         passed_down = np.zeros_like(probs)
         if consequence and self.uses_consequences:
@@ -425,14 +426,14 @@ class ArticleClassifier:
             )
             passed_down = np.divide(received, probs, out=np.zeros_like(received), where=received > 0)
         from_members = np.zeros_like(probs)
+        before = probs
         if umbrella and self.uses_umbrellas:
             assert self.config.umbrellas is not None
-            before = probs
             probs, added = apply_umbrellas(
                 probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
             )
             from_members = np.divide(added, before + added, out=np.zeros_like(added), where=added > 0)
-        return probs, from_members, passed_down
+        return probs, from_members, passed_down, before
 
     def _prior_distribution(self) -> np.ndarray:
         """The stored label prior as a distribution in :attr:`labels` order (floored at 1e-12, renormalised)."""
@@ -469,7 +470,7 @@ class ArticleClassifier:
         if logits is None:
             logits = self.logits(texts)
         lexical = self.lexical_log_probs(texts)
-        probs, from_members, passed_down = self._score(logits, lexical_log_probs=lexical)
+        probs, from_members, passed_down, before = self._score(logits, lexical_log_probs=lexical)
         k = max(1, min(top_k, len(self.labels)))
         encoder = softmax(logits, self.config.temperature) if explain else None
         prior = self._prior_distribution() if explain and self.uses_prior else None
@@ -489,6 +490,8 @@ class ArticleClassifier:
                         components["prior"] = round(float(prior[j]), 6)
                     if from_members[i, j] > 0:
                         components["umbrella"] = round(float(from_members[i, j]), 6)
+                        # its score before the umbrellas: what the text says of the umbrella itself
+                        components["own"] = round(float(before[i, j]), 6)
                     if passed_down[i, j] > 0:
                         components["consequence"] = round(float(passed_down[i, j]), 6)
                     if self.lexical is not None and article in self.lexical.documents:
