@@ -73,6 +73,12 @@ def test_alerts_rank_the_concerned_controls(store: Any, loaded: dict[str, Any], 
 
     run = store.get_run(result.run_id)
     assert run.kind == "alerts" and run.status == "succeeded"
+    # named as people see runs, numbered per kind: the first alert run is alerts:1
+    assert result.run_number == run.number == 1
+    from compliance.cli.alerts import alert_run_summary
+
+    first_line = alert_run_summary(result.summary(), result.payload()["items"]).splitlines()[0]
+    assert first_line.startswith(f"alert run alerts:1 (id {result.run_id}) for law minicookie:"), first_line
     assert run.stats["alerts"] == sum(a.decision == "alert" for a in result.alerts)
     assert run.config["law"] == "minicookie"
     assert run.model["threshold"] == pytest.approx(0.45)
@@ -268,3 +274,52 @@ def test_hook_reports_a_failed_run(store: Any, tmp_path: Path) -> None:
     (tmp_path / "broken" / "config.json").write_text('{"kind": "something-else"}')
     note = alerts_after_law_stored(store, "minicookie", model_path=tmp_path / "broken")
     assert note.status == "failed" and "C501" in str(note.reason)
+
+
+def test_an_alert_matched_through_a_recital_names_the_article_the_recital_explains(
+    store: Any, decision: Any, tmp_path: Path
+) -> None:
+    """Recitals explain, articles oblige (issue 13 item 5): a cookie control whose best passage is the recital on
+    cookies gets an alert that names the article paragraph the recital is closest to, in the law itself, and
+    keeps the recital as the explanation; with ``recital_articles=False`` it names the recital."""
+    from compliance.connectors import parse_path
+    from compliance.rules import load_law_file
+    from compliance.search import LawSearch
+
+    raw = json.loads((FIXTURES / "mini_cookie_law.json").read_text(encoding="utf-8"))
+    raw["recitals"] = [
+        {
+            "number": "1",
+            "text": "Websites set analytics and advertising cookies on a visitor's device; visitors should accept "
+            "them in a cookie banner first, while strictly necessary cookies need no consent.",
+        }
+    ]
+    path = tmp_path / "mini_cookie_law.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    store.save_document(parse_path(FIXTURES / "controls.txt"))
+    law = load_law_file(path)
+    store.save_law(law)
+    cookie = next(p.id for p in store.iter_paragraphs() if p.ordinal == COOKIE)
+    search = LawSearch(store, dense=False, index_dir=tmp_path / "idx")
+    config = AlertConfig(recital_weight=1.0)
+
+    result = run_alerts(store, "minicookie", config=config, decision=decision, search=search)
+    named = {a.paragraph_id: a for a in result.alerts}
+    ev = named[cookie].evidence
+    assert ev["explained_by"]["key"] == "rec:1", ev
+    assert named[cookie].provision_key.startswith("art:1/par:") and ev["article_key"] == "art:1"
+    assert ev["provisions"][0]["key"] == ev["provision_key"]  # the article named first, with its own cosine
+    assert ev["provisions"][0]["similarity"] < ev["explained_by"]["similarity"]
+    assert "rec:1" in [p["key"] for p in ev["provisions"]]
+    assert "terminal equipment" in ev["provision_snippet"]  # the article's text, not the recital's
+
+    plain = run_alerts(
+        store,
+        "minicookie",
+        config=replace(config, recital_articles=False),
+        decision=decision,
+        search=search,
+    )
+    before = {a.paragraph_id: a for a in plain.alerts}[cookie]
+    assert before.provision_key == "rec:1" and before.evidence["explained_by"] is None
+    assert before.score == pytest.approx(named[cookie].score)  # the naming changes, the score does not

@@ -13,7 +13,10 @@ articles whose text changed (provision key + text hash against the previous stor
    cosine is weighted down (``recital_weight``) and more so when it mostly cites another act
    (``cross_reference_discount``). A paragraph's *provision score* is the max over passages (the best-matching
    provision, and the next best ones, are kept as evidence), its *law score* the cosine with the mean of the
-   passage embeddings. The ranking score fuses both: ``(1 - law_weight)·provision + law_weight·law``.
+   passage embeddings. The ranking score fuses both: ``(1 - law_weight)·provision + law_weight·law``. When the
+   best passage is a recital, the alert names the article paragraph or point that recital explains — the
+   article passage closest to it in the same embedding space, read from the law itself (``recital_articles``)
+   — and keeps the recital as ``evidence.explained_by``: recitals explain, articles oblige.
 3. **Decision.** The provision score is compared with the model's calibrated threshold and abstain band:
    ``alert`` at or above the threshold, ``review`` in the band, dropped below; one alert per control paragraph.
    A per-run budget (``alert_budget``, ``review_budget``: a count or a share of the controls searched) turns the
@@ -102,6 +105,12 @@ class AlertConfig:
             :class:`~compliance.linking.provisions.ProvisionPicker`; on the NIS2 expectations it named fewer right
             points, docs/alerts.md). The score, decision and rank are not changed.
         provisions_listed: each alert lists up to this many best provisions (distinct), best first.
+        recital_articles: when a paragraph's best passage is a recital, the alert names the article paragraph or
+            point the recital explains: the article passage of the law (any article, queried or not) whose
+            embedding is closest to the recital's; the recital stays as ``evidence.explained_by``. The score,
+            decision and rank are the recital's. On the GDPR, whose map says which articles each recital belongs
+            to, the closest article passage is one of them for 0.79 of the mapped recitals with the shipped
+            encoder and 0.60 with the untuned MiniLM (docs/alerts.md). False: the alert names the recital.
         alert_budget: at most this many ``alert`` decisions per run; the rest, in rank order, become review
             items. A float in (0, 1] is a share of the control paragraphs searched (default 0.2; at least
             ``min_budget``); None: no budget.
@@ -126,6 +135,7 @@ class AlertConfig:
     point_lead_words: int = 0
     within_article: str = "dense"
     provisions_listed: int = 3
+    recital_articles: bool = True
     alert_budget: float | None = 0.2
     review_budget: float | None = 0.2
     min_budget: int = 10
@@ -181,11 +191,13 @@ class AlertRunResult:
     alerts: tuple[ProposedAlert, ...]
     seconds: float
     stats: dict[str, Any] = field(default_factory=dict)
+    run_number: int | None = None  # the run's number among alert runs (``alerts:1``), as people see it
 
     def summary(self) -> dict[str, Any]:
         """The run in figures (webhook payloads and the CLI use it)."""
         return {
             "run_id": self.run_id,
+            "run_number": self.run_number,
             "law": self.law,
             "law_version": self.law_version,
             "provisions_queried": len(self.queried_keys),
@@ -393,6 +405,7 @@ def run_alerts(
         ]
         store.add_alerts(run.id, stored)
         result = AlertRunResult(
+            run_number=run.number,
             run_id=run.id,
             law=record.short_name,
             law_id=record.id,
@@ -503,6 +516,11 @@ def _decide(
         )
     weights, shares = _passage_weights(law, owners, config)
     passage_vecs = decision.encode(texts)
+    explains = (
+        _recital_articles(law, texts, owners, passage_vecs, decision, config)
+        if config.recital_articles and any(o.startswith("rec:") for o in owners)
+        else None
+    )
     para_vecs = _candidate_vectors(store, index, decision, [paragraphs[int(c)] for c in candidates])
     raw = para_vecs @ passage_vecs.T  # candidates × passages
     sims = raw * weights[None, :]
@@ -524,6 +542,21 @@ def _decide(
         if lexical is not None:
             best = _within_article(best, owners, raw[row], lexical, paragraphs[int(cid)].text)
         key = owners[best]
+        explained_by: dict[str, Any] | None = None
+        if explains is not None and best in explains:
+            recital = key
+            key, article_text, closeness, article_vec, article_weight = explains[best]
+            direct = float(
+                para_vecs[row] @ article_vec
+            )  # the paragraph's own cosine with the article passage
+            explained_by = {
+                "key": recital,
+                "label": provision_label(recital),
+                "score": round(float(sims[row, best]), 6),
+                "similarity": round(float(raw[row, best]), 6),
+                "closeness": round(closeness, 6),  # cosine of the recital passage with the article passage
+                "snippet": snippet(texts[best], config.snippet_chars),
+            }
         prov = law.get(key)
         para = paragraphs[int(cid)]
         fused = (1 - config.law_weight) * link + config.law_weight * float(law_scores[row])
@@ -546,13 +579,15 @@ def _decide(
                     "similarity": round(float(raw[row, j]), 6),
                 }
             )
-        if not listed or listed[0]["key"] != key:  # the provision re-picked within the article comes first
+        if not listed or listed[0]["key"] != key:  # the provision named (re-picked, explained) comes first
             listed = [
                 {
                     "key": key,
                     "label": provision_label(key),
-                    "score": round(float(sims[row, best]), 6),
-                    "similarity": round(float(raw[row, best]), 6),
+                    "score": round(
+                        float(sims[row, best]) if explained_by is None else direct * article_weight, 6
+                    ),
+                    "similarity": round(float(raw[row, best]) if explained_by is None else direct, 6),
                 },
                 *[item for item in listed if item["key"] != key],
             ][: config.provisions_listed]
@@ -563,7 +598,10 @@ def _decide(
             "provision_label": provision_label(key),
             "article_key": article,
             "provision_title": prov.title or law.get(article).title or "",
-            "provision_snippet": snippet(texts[best], config.snippet_chars),
+            "provision_snippet": snippet(
+                texts[best] if explained_by is None else article_text, config.snippet_chars
+            ),
+            "explained_by": explained_by,
             "provisions": listed,
             "paragraph_id": para.id,
             "paragraph_snippet": snippet(para.text, config.snippet_chars),
@@ -596,6 +634,55 @@ def _decide(
         ProposedAlert(a.paragraph_id, a.provision_key, a.score, a.decision, rank, a.evidence)
         for rank, a in enumerate(out, start=1)
     ], searched
+
+
+def _recital_articles(
+    law: Law,
+    texts: Sequence[str],
+    owners: Sequence[str],
+    vecs: np.ndarray,
+    decision: LinkDecisionModel,
+    config: AlertConfig,
+) -> dict[int, tuple[str, str, float, np.ndarray, float]]:
+    """For each recital passage (its index in ``owners``): the article passage its recital explains — ``(key,
+    text, cosine, vector, weight)`` of the passage of any article of the law (the queried ones' passages are
+    reused, the others' encoded here) whose embedding is closest to any of the recital's passages (a long recital
+    is cut into windows; the closest pair decides). The weight is the article passage's (:func:`_passage_weights`),
+    for the score the alert lists beside it. Unweighted, the closest article is in the GDPR's recital map for
+    0.79 of its recitals, weighted (definitions at 0.85) for 0.75 (``experiments.recital_articles``)."""
+    rows = [i for i, o in enumerate(owners) if not o.startswith("rec:")]
+    a_texts = [texts[i] for i in rows]
+    a_owners = [owners[i] for i in rows]
+    a_vecs = vecs[rows] if rows else np.empty((0, vecs.shape[1]), dtype=vecs.dtype)
+    queried = {o.split("/", 1)[0] for o in a_owners}
+    missing = [a.key for a in law.articles if a.key not in queried]
+    if missing:
+        if config.passage_level == "article":
+            more_texts, more_owners = _passages(law, missing, config.passage_words)
+        else:
+            more_texts, more_owners = provision_passages(
+                law, missing, config.passage_words, lead_words=config.point_lead_words
+            )
+        if more_texts:
+            a_texts += more_texts
+            a_owners += more_owners
+            a_vecs = np.vstack([a_vecs, decision.encode(more_texts).astype(a_vecs.dtype)])
+    if not a_owners:
+        return {}
+    a_weights, _ = _passage_weights(law, a_owners, config)
+    best: dict[str, tuple[float, int, float]] = {}  # recital → (cosine, article passage, cosine)
+    for i, owner in enumerate(owners):
+        if owner.startswith("rec:"):
+            cos = a_vecs @ vecs[i]
+            j = int(np.argmax(cos))
+            if owner not in best or float(cos[j]) > best[owner][0]:
+                best[owner] = (float(cos[j]), j, float(cos[j]))
+    out: dict[int, tuple[str, str, float, np.ndarray, float]] = {}
+    for i, owner in enumerate(owners):
+        if owner in best:  # every window of a recital explains what the recital as a whole explains best
+            _, j, closeness = best[owner]
+            out[i] = (a_owners[j], a_texts[j], closeness, a_vecs[j], float(a_weights[j]))
+    return out
 
 
 def _passage_bm25(texts: Sequence[str]) -> Any:

@@ -27,14 +27,21 @@ def alert_run_summary(run: Mapping[str, Any], alerts: Sequence[Mapping[str, Any]
     """A short human-readable summary of an alert run: counts, then the best ``limit`` alerts.
 
     Args:
-        run: ``{"run_id", "law", "provisions_queried", "controls_searched"}`` (missing keys are tolerated).
+        run: ``{"run_id", "run_number", "law", "provisions_queried", "controls_searched"}`` (missing keys are
+            tolerated).
         alerts: alert dicts with ``decision``, ``score``, ``paragraph_id`` and ``evidence``.
         limit: how many alerts to list.
     """
     proposed = [a for a in alerts if a.get("decision") == "alert"]
     review = [a for a in alerts if a.get("decision") == "review"]
+    number = run.get("run_number")
+    name = (
+        f"alerts:{number} (id {run.get('run_id', '?')})"
+        if number is not None
+        else str(run.get("run_id", "?"))
+    )
     lines = [
-        f"alert run {run.get('run_id', '?')} for law {run.get('law', '?')}: {len(proposed)} alert(s), "
+        f"alert run {name} for law {run.get('law', '?')}: {len(proposed)} alert(s), "
         f"{len(review)} to review ({run.get('provisions_queried', '?')} provision(s) against "
         f"{run.get('controls_searched', '?')} control paragraph(s))"
     ]
