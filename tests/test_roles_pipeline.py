@@ -82,6 +82,40 @@ def test_ingest_decides_roles_over_the_batch(store: Any, tmp_path: Path) -> None
     assert len(banners) == 2 and {p.role for p in banners} == {"furniture"}
 
 
+def test_a_batch_decides_each_documents_roles_once(
+    store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ingest (and the audit, through the same loop) decides roles over the window of documents; the parser
+    does not decide them per document first (issue 12: that was more than half of a Markdown file's parse)."""
+    from compliance.connectors import SplitConfig, roles
+
+    monkeypatch.setenv("COMPLIANCE_PARSE_ISOLATION", "inline")  # the parse runs here, where the spy is
+    from compliance.settings import reset_settings
+
+    reset_settings()
+    decided: list[str] = []
+    real = roles.assign_roles
+
+    def spy(docs: Any, **kwargs: Any) -> Any:
+        decided.extend(d.source for d in docs)
+        return real(docs, **kwargs)
+
+    monkeypatch.setattr(roles, "assign_roles", spy)
+    folder = _policy_folder(tmp_path)
+    (folder / "second.md").write_text(POLICY.replace("Encryption", "Second"), encoding="utf-8")
+    report = ingest_documents(store, [folder])
+    assert sorted(decided) == ["encryption.md", "second.md"]  # once each, in one window
+    assert report.run_number == 1 and len(report.documents) == 2
+    stored = list(store.iter_paragraphs())
+    assert stored and all(p.role in PARAGRAPH_ROLES for p in stored)
+    # a document parsed on its own still gets its roles; with assign_roles off it gets none
+    decided.clear()
+    alone = parse_bytes(POLICY.encode(), "encryption.md")
+    assert decided == ["encryption.md"] and all(p.role for p in alone.paragraphs)
+    bare = parse_bytes(POLICY.encode(), "encryption.md", config=SplitConfig(assign_roles=False))
+    assert all(p.role is None for p in bare.paragraphs)
+
+
 @pytest.fixture(scope="module")
 def model_dir() -> Path:
     pytest.importorskip("torch")

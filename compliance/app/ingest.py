@@ -422,11 +422,14 @@ def save_sources(
     Raises:
         StoreError: the database failed (the batch stops).
     """
+    from compliance.connectors import SplitConfig
     from compliance.connectors.roles import assign_roles
     from compliance.progress import bar
 
     embedder: Embedder | None = None if embed == "auto" else embed
     embedder_ready = embed != "auto"
+    # the roles are decided below, over each window: the parser need not decide them per document first
+    config = replace(config or SplitConfig(), assign_roles=False)
     workers = _parse_worker_count()
     if parse_ahead is None:
         parse_ahead = max(PARSE_AHEAD, window) if workers > 1 else PARSE_AHEAD

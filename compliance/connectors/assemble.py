@@ -356,7 +356,8 @@ def assemble(
 
     Returns:
         The parsed document, with paragraph offsets into its text and every paragraph's role
-        (:func:`compliance.connectors.roles.assign_roles` over this one document, structure features only).
+        (:func:`compliance.connectors.roles.assign_roles` over this one document, structure features only; none
+        when ``config.assign_roles`` is off).
     """
     segments = _segments(blocks)
     parts: list[str] = []
@@ -417,6 +418,8 @@ def assemble(
         pages=pages,
         metadata=meta,
     )
+    if not config.assign_roles:  # the caller decides the roles over a batch of documents
+        return doc
     from compliance.connectors.roles import assign_roles
 
     return assign_roles([doc])[0]

@@ -48,6 +48,10 @@ class SplitConfig:
         max_zip_members: Largest number of members in a .docx.
         max_paragraphs: Largest number of blocks (headings, paragraphs, list items, table rows) a document may
             have; checked before splitting, and again on the paragraphs.
+        assign_roles: give every paragraph its role while the document is parsed (structure features of this one
+            document, :func:`compliance.connectors.roles.assign_roles`). The ingest and the audit turn it off for
+            the documents they read, because they decide the roles again over a window of documents (repetition
+            across them counts) — deciding them twice cost more than the parse itself (docs/performance.md).
 
     ``max_unpacked_bytes`` also bounds the decompressed size of a PDF's streams (FlateDecode), counted while
     they are inflated.
@@ -62,6 +66,7 @@ class SplitConfig:
     max_compression_ratio: float = 100.0
     max_zip_members: int = 5000
     max_paragraphs: int = 50_000
+    assign_roles: bool = True
 
     def __post_init__(self) -> None:
         if self.max_tokens < 8:
