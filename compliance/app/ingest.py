@@ -415,9 +415,10 @@ def save_sources(
         embed: sentence embeddings for the role model (``"auto"``: :func:`role_embedder`; None: the role
             model's structure head).
         window: documents whose roles are decided together.
-        parse_ahead: documents parsed ahead of the one being saved (default: :data:`PARSE_AHEAD` with one parse
-            worker; with several (:func:`~compliance.connectors.sandbox.parse_workers`, a machine with many cores)
-            a whole window, so that the next window is read while this one is classified).
+        parse_ahead: documents parsed ahead of the one being saved (default: a whole window, at least
+            :data:`PARSE_AHEAD`, so that the next window is read while this one is classified — with one parse
+            worker too: eight documents ahead made the audit wait at every window boundary for the rest of the
+            next window to be read).
 
     Raises:
         StoreError: the database failed (the batch stops).
@@ -431,8 +432,8 @@ def save_sources(
     # the roles are decided below, over each window: the parser need not decide them per document first
     config = replace(config or SplitConfig(), assign_roles=False)
     workers = _parse_worker_count()
-    if parse_ahead is None:
-        parse_ahead = max(PARSE_AHEAD, window) if workers > 1 else PARSE_AHEAD
+    if parse_ahead is None:  # the next window is read while this one is classified, not after it
+        parse_ahead = max(PARSE_AHEAD, window)
     parsed = _parse_ahead(sources, config=config, relative_to=relative_to, depth=parse_ahead, workers=workers)
     try:
         with bar(len(sources), desc="reading documents", unit="file") as progress:
