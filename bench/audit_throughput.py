@@ -8,6 +8,7 @@ act over 100,000 stored paragraphs whose vectors are already in the store.
     python -m bench.audit_throughput --no-ratio --parse 6            # PDF/DOCX read by 1 and 2 parse workers
     python -m bench.audit_throughput --device cuda --batch-size 256  # the ratio on a GPU
     python -m bench.audit_throughput --no-ratio --encoder-free 2000 --repeats 3  # all but the encoder
+    python -m bench.audit_throughput --no-ratio --parse-roles 2000 --repeats 3   # roles decided once or twice
 
 ``DIR`` is a trained classifier directory (``compliance train --recipe r-fast --out DIR``); default: the one at
 the default location. The corpus: the sample policies in ``examples/`` (parsed once) written as Markdown
@@ -487,6 +488,33 @@ def parse_pool(copies: int, workers: int) -> dict[str, Any]:
     return out
 
 
+def parse_roles(paragraphs: int, rounds: int) -> dict[str, Any]:
+    """Seconds to read the sample policies as Markdown (replicated to ``paragraphs`` paragraphs, one window) and
+    decide their roles over the window, with the roles also decided per document while parsing (as before
+    session 24) and without (what the ingest and the audit do now); ``rounds`` alternating rounds, the parse
+    worker started before the clock."""
+    from compliance.app.ingest import FileFailure, _parse_ahead
+    from compliance.connectors import SplitConfig
+    from compliance.connectors.roles import assign_roles
+
+    work = Path(tempfile.mkdtemp(prefix="bench-parse-roles-"))
+    write_corpus(work, paragraphs)
+    files = sorted(work.iterdir())
+    list(_parse_ahead(files[:2], config=None, relative_to=None, depth=len(files)))  # start the worker
+    out: dict[str, Any] = {"files": len(files)}
+    for _ in range(rounds):
+        for label, per_document in (("roles_while_parsing", True), ("roles_once", False)):
+            t0 = time.perf_counter()
+            config = SplitConfig(assign_roles=per_document)
+            parsed = [d for _, d in _parse_ahead(files, config=config, relative_to=None, depth=len(files))]
+            t1 = time.perf_counter()
+            assign_roles([d for d in parsed if not isinstance(d, FileFailure)])
+            t2 = time.perf_counter()
+            out.setdefault(f"{label}_parse_s", []).append(round(t1 - t0, 2))
+            out.setdefault(f"{label}_window_roles_s", []).append(round(t2 - t1, 2))
+    return out
+
+
 def run() -> dict[str, Any]:
     """``python -m bench`` entry: the ratio on the default classifier (BENCH_N paragraphs, default 1,000)."""
     from compliance.runtime import classifier_dir
@@ -505,6 +533,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alerts", type=int, default=0)
     parser.add_argument("--child-rss", type=int, default=0)
     parser.add_argument("--parse", type=int, default=0, help="read N copies of the sample PDF/DOCX files")
+    parser.add_argument(
+        "--parse-roles",
+        type=int,
+        default=0,
+        help="read N paragraphs of Markdown with roles decided per document and over the window, or once",
+    )
     parser.add_argument(
         "--encoder-free",
         type=int,
@@ -544,6 +578,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=2), flush=True)
     if args.parse:
         out["parse"] = parse_pool(args.parse, args.parse_workers)
+    if args.parse_roles:
+        out["parse_roles"] = parse_roles(args.parse_roles, max(1, args.repeats))
     if args.encoder_free:
         out["encoder_free"] = encoder_free(model, args.encoder_free, max(1, args.repeats))
     if args.alerts:
