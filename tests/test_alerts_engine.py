@@ -312,6 +312,13 @@ def test_an_alert_matched_through_a_recital_names_the_article_the_recital_explai
     assert ev["provisions"][0]["similarity"] < ev["explained_by"]["similarity"]
     assert "rec:1" in [p["key"] for p in ev["provisions"]]
     assert "terminal equipment" in ev["provision_snippet"]  # the article's text, not the recital's
+    from compliance.cli.alerts import alert_run_summary
+
+    items = [
+        {**i, "evidence": a.evidence} for i, a in zip(result.payload()["items"], result.alerts, strict=True)
+    ]
+    summary = alert_run_summary(result.summary(), items)  # what `compliance alerts run` prints
+    assert f"← {ev['provision_label']} (via Recital 1)" in summary, summary
 
     plain = run_alerts(
         store,

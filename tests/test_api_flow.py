@@ -259,9 +259,13 @@ def test_web_alert_inbox_actions_need_the_anti_forgery_value(api: Api) -> None:
     api.store.save_document(parse_bytes(POLICY.encode(), "p.txt"))
     paragraph = next(iter(api.store.iter_paragraphs()))
     run = api.store.start_run("alert", {})
-    api.store.add_alerts(
-        run, [NewAlert(law.id, paragraph.id, 0.8, rank=1, evidence={"shared_terms": ["breach"]})]
-    )
+    evidence = {
+        "shared_terms": ["breach"],
+        "provision_key": "art:33/par:1",
+        "provision_label": "Art. 33(1)",
+        "explained_by": {"key": "rec:85", "label": "Recital 85"},
+    }
+    api.store.add_alerts(run, [NewAlert(law.id, paragraph.id, 0.8, rank=1, evidence=evidence)])
     alert_id = api.store.list_alerts()[0].id
     secret = api.tokens["reviewer"]
     api.client.cookies.set(COOKIE, secret, path="/ui")
@@ -269,6 +273,7 @@ def test_web_alert_inbox_actions_need_the_anti_forgery_value(api: Api) -> None:
     assert (
         page.status_code == 200 and f'id="alert-{alert_id}"' in page.text and csrf_token(secret) in page.text
     )
+    assert "Art. 33(1)" in page.text and "via Recital 85" in page.text  # the label, and the recital behind it
     forged = api.client.post(f"/ui/alerts/{alert_id}/dismiss", data={"comment": "x"})
     assert forged.status_code == 403 and api.store.get_alert(alert_id).status == "open"
     done = api.client.post(

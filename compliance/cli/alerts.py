@@ -23,6 +23,16 @@ if TYPE_CHECKING:
     from compliance.app.alerts import AlertRunOutcome
 
 
+def provision_shown(evidence: Mapping[str, Any], fallback: str = "?") -> str:
+    """The provision an alert names, as people read it: ``Art. 5(3)``, and ``(via Recital 25)`` when the
+    paragraph matched the recital that explains it (``evidence.explained_by``)."""
+    label = str(evidence.get("provision_label") or evidence.get("provision_key") or fallback)
+    via = evidence.get("explained_by")
+    if isinstance(via, Mapping) and via.get("label"):
+        return f"{label} (via {via['label']})"
+    return label
+
+
 def alert_run_summary(run: Mapping[str, Any], alerts: Sequence[Mapping[str, Any]], *, limit: int = 10) -> str:
     """A short human-readable summary of an alert run: counts, then the best ``limit`` alerts.
 
@@ -50,7 +60,7 @@ def alert_run_summary(run: Mapping[str, Any], alerts: Sequence[Mapping[str, Any]
         terms = ", ".join(ev.get("shared_terms", [])[:5])
         lines.append(
             f"  [{a.get('decision')}] {float(a.get('score', 0.0)):.3f}  paragraph {a.get('paragraph_id')}"
-            f"  ← {ev.get('provision_label') or ev.get('provision_key', '?')}  ({terms})"
+            f"  ← {provision_shown(ev)}  ({terms})"
         )
     if len(alerts) > limit:
         lines.append(f"  … {len(alerts) - limit} more (compliance alerts list)")
@@ -81,7 +91,7 @@ def _row(a: dict[str, Any]) -> dict[str, Any]:
         "id": a["id"],
         "run": a["run_id"],
         "law": a["law_short_name"],
-        "provision": ev.get("provision_label") or a.get("provision_key") or ev.get("provision_key", ""),
+        "provision": provision_shown(ev, a.get("provision_key") or ""),
         "decision": a.get("decision", ""),
         "score": f"{a['score']:.3f}",
         "status": a["status"],
@@ -151,6 +161,12 @@ def show(alert_id: int, database_url: str | None, as_json: bool) -> None:
     label = ev.get("provision_label") or ev.get("provision_key", "-")
     click.echo(f"  provision:  {label} {ev.get('provision_title', '')}")
     click.echo(f"              {ev.get('provision_snippet', '')}")
+    via = ev.get("explained_by")
+    if isinstance(via, dict):  # the paragraph matched the recital; the alert names the article it explains
+        click.echo(
+            f"  via:        {via.get('label')} (similarity {float(via.get('similarity', 0)):.3f}), which "
+            f"explains it: {via.get('snippet', '')}"
+        )
     listed = [p for p in ev.get("provisions", []) if isinstance(p, dict)]
     if len(listed) > 1:
         click.echo(
