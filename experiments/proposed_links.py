@@ -20,9 +20,6 @@ Also the ranking's MRR and hit@1 (the same under both rules: only statuses chang
 
 from __future__ import annotations
 
-import argparse
-import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,33 +28,16 @@ GENERAL = (5, 24)
 
 def measure(model: Path | None = None, shared_data: Path | None = None) -> dict[str, Any]:
     from compliance.evaluation.evaluator import ArticleEvaluator
-    from compliance.evaluation.queries import (
-        controls_query_set,
-        gdprhub_article_counts,
-        gdprhub_lead_query_set,
-        gdprhub_path,
-        gdprhub_query_set,
-        load_gdprhub,
-    )
-    from compliance.evaluation.rankers import ClassifierRanker, FrequencyPrior
+    from compliance.evaluation.rankers import ClassifierRanker
     from compliance.linking.classifier_links import decide_links
     from compliance.models.classifier import load
     from compliance.runtime import classifier_dir
+    from experiments.specific_first import realistic_sets
 
     model = model or classifier_dir()
     clf = load(model)
     band = clf.config.review_band
-    sets = [controls_query_set()]
-    path = gdprhub_path(shared_data)
-    prior = None
-    if path is not None:
-        rows = load_gdprhub(path)
-        sets = [
-            gdprhub_query_set(rows, "test"),
-            replace(gdprhub_lead_query_set(rows, "test"), name="gdprhub-lead"),
-            *sets,
-        ]
-        prior = FrequencyPrior(gdprhub_article_counts(rows, "train"), list(clf.labels))
+    sets, prior = realistic_sets(clf.labels, shared_data)
     out: dict[str, Any] = {"model": str(model), "band": list(band), "sets": {}}
     for qs in sets:
         ids = list(qs.gold)
@@ -95,14 +75,10 @@ def measure(model: Path | None = None, shared_data: Path | None = None) -> dict[
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", type=Path, default=None)
-    parser.add_argument("--shared-data", type=Path, default=None)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    result = measure(args.model, args.shared_data)
-    if args.json:
-        print(json.dumps(result, indent=1))
+    from experiments.specific_first import run_experiment
+
+    result = run_experiment(__doc__, argv, measure, model_required=False)
+    if result is None:
         return
     print(f"model {result['model']}, band {result['band']}")
     for name, b in result["sets"].items():

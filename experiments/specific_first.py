@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,10 @@ def _general_share(evaluator: ArticleEvaluator, ranker: Any, general: Sequence[i
     }
 
 
-def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
+def realistic_sets(labels: Sequence[int], shared_data: Path | None) -> tuple[list[Any], Any]:
+    """The realistic query sets — GDPRhub case facts (held-out half), the same cases' ``lead`` summaries, the
+    hand-labelled controls — and the GDPRhub frequency prior over ``labels``; without the GDPRhub file, the
+    controls alone and no prior."""
     from compliance.evaluation.queries import (
         controls_query_set,
         gdprhub_article_counts,
@@ -66,19 +69,28 @@ def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
         gdprhub_query_set,
         load_gdprhub,
     )
-    from compliance.evaluation.rankers import ClassifierRanker, FrequencyPrior
+    from compliance.evaluation.rankers import FrequencyPrior
+
+    path = gdprhub_path(shared_data)
+    if path is None:
+        return [controls_query_set()], None
+    rows = load_gdprhub(path)
+    hub = gdprhub_query_set(rows, "test")
+    lead = replace(gdprhub_lead_query_set(rows, "test"), name="gdprhub-lead")
+    prior = FrequencyPrior(gdprhub_article_counts(rows, "train"), list(labels))
+    return [hub, lead, controls_query_set()], prior
+
+
+def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
+    from compliance.evaluation.rankers import ClassifierRanker
     from compliance.models.classifier import load
 
     clf = load(model)
     labels = list(clf.labels)
-    path = gdprhub_path(shared_data)
-    if path is None:
+    sets, prior = realistic_sets(labels, shared_data)
+    if prior is None:
         raise SystemExit("no GDPRhub development file (set COMPLIANCE_SHARED_DATA)")
-    rows = load_gdprhub(path)
-    hub = gdprhub_query_set(rows, "test")
-    lead = replace(gdprhub_lead_query_set(rows, "test"), name="gdprhub-lead")
-    controls = controls_query_set()
-    prior = FrequencyPrior(gdprhub_article_counts(rows, "train"), labels)
+    hub, lead, controls = sets
     base = ClassifierRanker(clf)
     out: dict[str, Any] = {"model": str(model), "sets": {}}
     general_all = (5, 24, 6)
@@ -111,15 +123,26 @@ def _metrics(evaluator: ArticleEvaluator, ranker: Any) -> dict[str, float]:
     return {k: round(float(m[prefix + k]), 4) for k in keep}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", type=Path, required=True)
+def run_experiment(
+    doc: str, argv: list[str] | None, measure: Callable[[Any, Any], dict[str, Any]], *, model_required: bool
+) -> dict[str, Any] | None:
+    """An experiment over a classifier and the realistic sets, from the command line (``--model``,
+    ``--shared-data``, ``--json``): its result to print, or None when it was printed as JSON."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, required=model_required, default=None)
     parser.add_argument("--shared-data", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = measure(args.model, args.shared_data)
     if args.json:
         print(json.dumps(result, indent=1))
+        return None
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    result = run_experiment(__doc__, argv, measure, model_required=True)
+    if result is None:
         return
     for name, block in result["sets"].items():
         print(f"{name} ({block['queries']} queries)")
