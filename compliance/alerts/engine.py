@@ -670,18 +670,18 @@ def _recital_articles(
     if not a_owners:
         return {}
     a_weights, _ = _passage_weights(law, a_owners, config)
-    best: dict[str, tuple[float, int, float]] = {}  # recital → (cosine, article passage, cosine)
-    for i, owner in enumerate(owners):
-        if owner.startswith("rec:"):
-            cos = a_vecs @ vecs[i]
-            j = int(np.argmax(cos))
-            if owner not in best or float(cos[j]) > best[owner][0]:
-                best[owner] = (float(cos[j]), j, float(cos[j]))
+    recital_rows = [i for i, o in enumerate(owners) if o.startswith("rec:")]
+    cos = vecs[recital_rows] @ a_vecs.T  # recital passages × article passages, one product
+    nearest = cos.argmax(axis=1)
+    best: dict[str, tuple[float, int]] = {}  # recital → (cosine, its closest article passage)
+    for r, i in enumerate(recital_rows):
+        j = int(nearest[r])
+        if owners[i] not in best or float(cos[r, j]) > best[owners[i]][0]:
+            best[owners[i]] = (float(cos[r, j]), j)
     out: dict[int, tuple[str, str, float, np.ndarray, float]] = {}
-    for i, owner in enumerate(owners):
-        if owner in best:  # every window of a recital explains what the recital as a whole explains best
-            _, j, closeness = best[owner]
-            out[i] = (a_owners[j], a_texts[j], closeness, a_vecs[j], float(a_weights[j]))
+    for i in recital_rows:  # every window of a recital explains what the recital as a whole explains best
+        closeness, j = best[owners[i]]
+        out[i] = (a_owners[j], a_texts[j], closeness, a_vecs[j], float(a_weights[j]))
     return out
 
 
