@@ -83,6 +83,73 @@ def test_an_umbrella_on_borrowed_mass_is_not_proposed_the_specific_article_is() 
     assert own_evidence(kept.linked[0][0]) == 0.32
 
 
+def test_a_proposal_needs_the_text_to_bear_the_article_out() -> None:
+    """Session 25: an article proposed on the classifier's score is kept for review when the paragraph's cosine
+    with the article's closest passage is below the link decision's drop edge; the cosine is kept in the
+    evidence, an article without one is not judged, and the ranking does not change."""
+    from compliance.linking.classifier_links import corroborate_links, decide_links
+
+    band, level = (0.1, 0.3), 0.128
+    ranked = [_score(35, 0.96, 1), _score(12, 0.2, 2), _score(32, 0.02, 3)]
+    first = decide_links(1, ranked, band)
+    assert [(s.article, st) for s, st in first.linked] == [(35, "proposed"), (12, "needs-review")]
+    weak = corroborate_links(first, band, {35: 0.08, 12: 0.3, 32: 0.5}, level)
+    assert [(s.article, st) for s, st in weak.linked] == [(35, "needs-review"), (12, "needs-review")]
+    assert weak.needs_review and not weak.abstained
+    assert [s.article for s in weak.ranked] == [35, 12, 32]  # the ranking is the classifier's
+    assert weak.linked[0][0].components == {"encoder": 0.01, "text_cosine": 0.08}
+    borne = corroborate_links(first, band, {35: 0.2, 12: 0.3}, level)
+    assert [(s.article, st) for s, st in borne.linked] == [(35, "proposed"), (12, "needs-review")]
+    unjudged = corroborate_links(first, band, {}, level)
+    assert unjudged.linked[0][1] == "proposed" and "text_cosine" not in (
+        unjudged.linked[0][0].components or {}
+    )
+    # with the umbrella rule: the specific article the umbrella passes over needs the text's support too
+    umbrella = decide_links(1, [_score(5, 0.39, 1, umbrella=0.95), _score(32, 0.38, 2)], band)
+    assert [st for _, st in umbrella.linked] == ["needs-review", "proposed"]
+    checked = corroborate_links(umbrella, band, {5: 0.4, 32: 0.05}, level)
+    assert [(s.article, st) for s, st in checked.linked] == [(5, "needs-review"), (32, "needs-review")]
+    # and with the rank-1 rule
+    old = corroborate_links(first, band, {35: 0.08}, level, own_evidence=False)
+    assert [(s.article, st) for s, st in old.linked] == [(35, "needs-review"), (12, "needs-review")]
+
+
+def test_the_audit_keeps_unsupported_proposals_for_review(
+    store: Any, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The audit decides statuses again with each ranked article's cosine from its own forward pass (where the
+    link decision shares the classifier's encoder: forced here with a level no cosine reaches), records the
+    level in the run and in the suggestion version, and proposes as before with ``corroborate=False``."""
+    from compliance.app import audit as audit_module
+    from compliance.models.classifier import load
+
+    store.save_law(mini_gdpr())
+    doc = tmp_path / "policies" / "security.txt"
+    doc.parent.mkdir()
+    doc.write_text(POLICY, encoding="utf-8")
+    clf = load(model_dir, device="cpu", bf16=False)
+    assert audit_module.corroboration(clf) is None  # the test model is not the link decision's encoder
+    monkeypatch.setattr(audit_module, "corroboration", lambda classifier: 1.01)
+    config = ClassifierLinkConfig(top_k=3, review_band=(0.0, 0.2))
+    report = audit_documents(store, [doc.parent], clf, config=config)
+    links = store.list_links(run_id=report.run_id)
+    assert links and {link.status for link in links} == {"needs-review"}
+    assert all(-1.0 <= link.evidence["components"]["text_cosine"] <= 1.0 for link in links)
+    assert store.get_run(report.run_id).config["corroboration"] == 1.01
+    plain = audit_documents(  # what ``audit --rescore`` runs
+        store,
+        [doc.parent],
+        clf,
+        config=ClassifierLinkConfig(top_k=3, review_band=(0.0, 0.2), corroborate=False),
+        reclassify=True,
+    )
+    assert plain.links == len(links)  # new suggestions: another version, the same paragraphs and articles
+    fresh = store.list_links(run_id=plain.run_id)
+    assert {link.model_version for link in fresh}.isdisjoint({link.model_version for link in links})
+    assert any(link.status == "proposed" for link in fresh)
+    assert all("text_cosine" not in link.evidence["components"] for link in fresh)
+
+
 def test_audit_stores_links_and_is_idempotent(
     store: Any, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -128,6 +128,52 @@ def test_the_shipped_classifier_proposes_the_specific_article_not_the_umbrella()
 
 
 @pytest.mark.usefixtures("shipped_models")
+def test_the_shipped_classifier_proposes_only_what_the_text_bears_out(gdpr_xml: Path) -> None:
+    """The shipped link decision was calibrated on the shipped classifier's encoder, so its drop edge is the
+    corroboration level. Off-topic and false-friend paragraphs the classifier proposes (a password rule → Art. 35
+    on the word "list", a software manual's pointer → Art. 2) fall below it with the article's own passages and
+    are kept for review; a breach-notification control stays proposed."""
+    pytest.importorskip("torch")
+    from compliance.app.audit import corroboration
+    from compliance.app.classifier import load_classifier
+    from compliance.linking.classifier_links import (
+        ClassifierLinkConfig,
+        classify_paragraphs,
+        corroborate_links,
+    )
+    from compliance.rules.formex import parse_formex
+    from compliance.rules.passages import provision_passages
+
+    clf = load_classifier(device="cpu")
+    level = corroboration(clf)
+    cfg = json.loads((SHIPPED / "link-decision" / "config.json").read_text())
+    assert level == pytest.approx(cfg["band"]["lower"])
+    law = parse_formex(gdpr_xml.read_bytes(), source=str(gdpr_xml))
+    texts = {
+        "password": "Passwords have at least 14 characters and are checked against a list of known breached "
+        "passwords when they are set. Periodic forced password changes are not used; passwords are changed "
+        "when compromise is suspected.",
+        "manual": "For an example of the syntax, check the pkix.asn file distributed with the library.",
+        "breach": BREACH,
+    }
+    results = classify_paragraphs(
+        clf, list(enumerate(texts.values())), ClassifierLinkConfig(), progress=False
+    )
+    band = clf.config.review_band
+    statuses = {}
+    for name, res in zip(texts, results, strict=True):
+        top = res.linked[0][0].article
+        assert res.linked[0][1] == "proposed", (name, res.linked)  # the classifier alone proposes all three
+        passages, _ = provision_passages(law, [f"art:{top}"], 120)
+        cosine = float((clf.encoder.embed(passages).numpy() @ res.embedding).max())
+        checked = corroborate_links(res, band, {top: cosine}, level)
+        statuses[name] = (top, checked.linked[0][1], (checked.linked[0][0].components or {})["text_cosine"])
+    assert statuses["password"][:2] == (35, "needs-review") and statuses["password"][2] < level
+    assert statuses["manual"][:2] == (2, "needs-review") and statuses["manual"][2] < level
+    assert statuses["breach"][:2] == (33, "proposed") and statuses["breach"][2] > 0.5
+
+
+@pytest.mark.usefixtures("shipped_models")
 def test_compliance_map_answers_in_an_empty_home() -> None:
     pytest.importorskip("torch")
     from click.testing import CliRunner

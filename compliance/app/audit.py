@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ from compliance.linking.classifier_links import (
     ParagraphLinks,
     classifiable,
     classify_paragraphs,
+    corroborate_links,
     specific_first_links,
 )
 from compliance.progress import bar
@@ -41,6 +42,7 @@ from compliance.store import NewLink, ParagraphVectors
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.linking.provisions import ProvisionPicker
     from compliance.models.classifier import ArticleClassifier
+    from compliance.rules.corpus import Law
     from compliance.runtime import EmbeddingSpace
     from compliance.store import Store
 
@@ -190,7 +192,9 @@ def audit_documents(
         store.law_record(name)
     space = controls_space(classifier) if store_vectors else None
     run_config["vectors"] = space.id if space is not None else None
-    picker = _LazyPicker(store, law_id, classifier) if provision_targets else None
+    level = corroboration(classifier) if config.corroborate else None
+    run_config["corroboration"] = level
+    picker = _LazyPicker(store, law_id, classifier) if provision_targets or level is not None else None
     with store.run("audit", run_config, model=model_info) as run:
         # paragraphs of many documents meet in full, length-sorted batches (LengthBatcher); a document's links
         # are stored as soon as its last paragraph is classified
@@ -215,6 +219,8 @@ def audit_documents(
                     roles,
                     space,
                     picker,
+                    provision_targets=provision_targets,
+                    corroboration=level,
                 )
             except StoreError as e:  # one document's transaction failed: it costs that document, not the run
                 label = state.outcome.label
@@ -348,9 +354,13 @@ def _store_document(
     roles: Collection[str] | None,
     space: EmbeddingSpace | None,
     picker: _LazyPicker | None,
+    *,
+    provision_targets: bool = True,
+    corroboration: float | None = None,
 ) -> AuditedDocument:
     """Store the links (and the paragraph vectors) of one document whose paragraphs are all classified; its
-    summary."""
+    summary. With ``corroboration`` (the link decision's drop edge) and a picker, each paragraph's statuses are
+    decided again with the text's own evidence of each ranked article (:func:`corroborate_links`)."""
     outcome, paragraphs = state.outcome, state.paragraphs
     doc, saved, status = outcome.document, outcome.saved, outcome.status
     order = {p.id: i for i, p in enumerate(paragraphs)}
@@ -360,14 +370,24 @@ def _store_document(
     ):  # the classifier ranked paragraphs of many documents: re-rank per document
         band = config.review_band or classifier.config.review_band
         results = specific_first_links(results, config.specific_first, band, own_evidence=config.own_evidence)
+    if corroboration is not None and picker is not None:
+        band = config.review_band or classifier.config.review_band
+        results = [
+            corroborate_links(
+                r, band, picker.article_cosines(r), corroboration, own_evidence=config.own_evidence
+            )
+            if r.embedding is not None
+            else r
+            for r in results
+        ]
     texts = {p.id: p.text for p in paragraphs}
-    targets = picker.targets(results, texts) if picker is not None and results else None
+    targets = picker.targets(results, texts) if picker is not None and provision_targets and results else None
     links = new_links(
         results,
         provision_ids,
         classifier.identity,
         {"run": run_id},
-        model_version=suggestion_version(classifier, config),
+        model_version=suggestion_version(classifier, config, corroboration),
         provision_targets=targets,
     )
     # links another audit stored meanwhile (same paragraph, article, model and settings) are skipped
@@ -449,12 +469,23 @@ class _LazyPicker:
         self.store, self.law_id, self.classifier = store, law_id, classifier
         self._picker: ProvisionPicker | None = None
 
+    def _get(self) -> ProvisionPicker:
+        if self._picker is None:
+            self._picker = _picker_for(self.store, self.law_id, self.classifier)
+        return self._picker
+
+    def article_cosines(self, result: ParagraphLinks) -> dict[int, float]:
+        """Article → the paragraph's cosine with the article's closest passage, for every ranked article (the
+        paragraph's vector from the audit's own forward pass)."""
+        cosines = self._get().article_cosines(result.embedding, [s.article for s in result.ranked])
+        return {int(key.split(":", 1)[1]): value for key, value in cosines.items()}
+
     def targets(
         self, results: Sequence[ParagraphLinks], texts: Mapping[int, str]
     ) -> dict[tuple[int, int], dict[str, Any]]:
         """``{(paragraph id, article): evidence.provision}`` for every linked article that has a target."""
-        if self._picker is None:
-            self._picker = _picker_for(self.store, self.law_id, self.classifier)
+        self._get()
+        assert self._picker is not None
         out: dict[tuple[int, int], dict[str, Any]] = {}
         for res in results:
             if not res.linked:
@@ -468,17 +499,26 @@ class _LazyPicker:
 
 
 def _picker_for(store: Store, law_id: int, classifier: ArticleClassifier) -> ProvisionPicker:
+    record = store.law_record(law_id)
+    return law_picker(classifier, record.checksum, lambda: store.get_law(law_id))
+
+
+def law_picker(classifier: ArticleClassifier, checksum: str, law: Callable[[], Law]) -> ProvisionPicker:
+    """The provision picker over a law (``law()``, read only when the picker is not built yet) with the
+    classifier's encoder on its dense side, kept for this process by the law version's ``checksum`` and the
+    encoder's weights; the passages' vectors are embedded once per encoder and cached under the index
+    directory."""
     from compliance.artifacts import weights_sha256
     from compliance.linking.provisions import ProvisionPicker, cached_passage_vectors
     from compliance.settings import get_settings
 
     encoder = classifier.encoder
     encoder_id = weights_sha256(Path(encoder.name)) or encoder.name
-    key = f"{store.law_record(law_id).checksum}:{encoder_id}"
+    key = f"{checksum}:{encoder_id}"
     with _PICKERS_LOCK:
         picker = _PICKERS.get(key)
     if picker is None:
-        picker = ProvisionPicker(store.get_law(law_id))
+        picker = ProvisionPicker(law())
 
         def encode(texts: Sequence[str]) -> Any:
             return encoder.embed(texts).numpy()
@@ -519,7 +559,19 @@ def _article_summary(article: int, title: str, paragraphs: int, weight: float) -
     }
 
 
-def suggestion_version(classifier: ArticleClassifier, config: ClassifierLinkConfig) -> str:
+def corroboration(classifier: ArticleClassifier) -> float | None:
+    """The cosine a proposal needs between a paragraph and the article's closest passage: the link decision's
+    drop edge when it was calibrated on this classifier's encoder (:func:`~compliance.linking.decision.
+    corroboration_level`), else None (no corroboration)."""
+    from compliance.artifacts import weights_sha256
+    from compliance.linking.decision import corroboration_level
+
+    return corroboration_level(weights_sha256(Path(classifier.encoder.name)))
+
+
+def suggestion_version(
+    classifier: ArticleClassifier, config: ClassifierLinkConfig, corroboration: float | None = None
+) -> str:
     """What made a classifier link, as stored in its ``model_version``: the model's identity (its weights) and a
     short digest of everything else that decides its score and status (temperature, review band, top-k, the
     shortest paragraph classified). A link is stored once per (paragraph, provision, method, this), so a second
@@ -540,6 +592,8 @@ def suggestion_version(classifier: ArticleClassifier, config: ClassifierLinkConf
         scoring["specific_first"] = asdict(config.specific_first)
     if config.own_evidence:  # statuses decided on own evidence (umbrellas): new suggestions, rescore compares
         scoring["status"] = "own-evidence"
+    if corroboration is not None:  # proposals borne out by the text (the link decision's drop edge)
+        scoring["corroboration"] = round(float(corroboration), 4)
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

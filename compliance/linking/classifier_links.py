@@ -7,13 +7,17 @@ paragraph ↔ article links the store keeps, with a status from the model's revi
   its own evidence;
 * any top-k article with a score in ``[low, high)`` → ``needs-review``;
 * articles below ``low`` are not linked, except the top-1 of a paragraph for which nothing reached ``low``:
-  it is stored as ``needs-review`` with ``evidence.abstain = true`` so that a reviewer sees the paragraph.
+  it is stored as ``needs-review`` with ``evidence.abstain = true`` so that a reviewer sees the paragraph;
+* with a corroboration level (the audit's default, :func:`corroborate_links`), a proposal also needs the text's
+  own evidence of the article: the paragraph's cosine with the article's closest paragraph or point, in the
+  classifier encoder's space, at or above the link decision's ``drop`` edge. A top article below it stays linked
+  for review, never proposed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from compliance.errors import ConfigurationError
@@ -28,6 +32,7 @@ __all__ = [
     "ParagraphLinks",
     "classifiable",
     "classify_paragraphs",
+    "corroborate_links",
     "decide_links",
     "link_status",
     "own_evidence",
@@ -52,6 +57,11 @@ class ClassifierLinkConfig:
             the specific one (:mod:`compliance.linking.specific`); None (default) keeps the classifier's order.
         own_evidence: decide ``proposed`` on each article's own evidence, a principle umbrella's score before its
             member articles gave it a share of theirs (:func:`decide_links`); False: on the score, rank 1 only.
+        corroborate: an article is proposed only when the paragraph's cosine with its closest paragraph or point
+            (the classifier's encoder, the audit's own forward pass) reaches the shipped link decision's ``drop``
+            edge — below it the calibrated bi-encoder finds the two unrelated (:func:`corroborate_links`); applied
+            where the link decision was calibrated on the classifier's encoder (the shipped one is). The cosine is
+            kept in ``evidence.components.text_cosine``. False: the classifier's scores alone decide.
     """
 
     top_k: int = 5
@@ -60,6 +70,7 @@ class ClassifierLinkConfig:
     min_words: int = 4
     specific_first: SpecificFirstConfig | None = None
     own_evidence: bool = True
+    corroborate: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 99:
@@ -169,6 +180,7 @@ def decide_links(
     embedding: Any = None,
     *,
     own_evidence: bool = True,
+    corroborated: Callable[[ArticleScore], bool] | None = None,
 ) -> ParagraphLinks:
     """One paragraph's links from its ranked articles (best first): each article's status by its score and rank,
     and the top article for review when none qualifies (the paragraph abstains).
@@ -177,15 +189,23 @@ def decide_links(
     band's upper edge, passing over only principle umbrellas above it that do not (an umbrella's score is mostly
     its members'; the specific article below it is what the text names). The ranking is unchanged; an umbrella
     passed over stays linked for review when its score is inside the band. False: the top article, on its score.
+
+    ``corroborated``: whether the text itself bears the article out (:func:`corroborate_links`); the article that
+    would be proposed and is not borne out stays linked for review, and nothing below it is proposed.
     """
     if not own_evidence:
         linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
+        if corroborated is not None:
+            linked = [
+                (s, "needs-review" if st == "proposed" and not corroborated(s) else st) for s, st in linked
+            ]
     else:
         low, high = band
         chosen: int | None = None
         for i, s in enumerate(scores):
             if _own(s) >= high:
-                chosen = i
+                if corroborated is None or corroborated(s):
+                    chosen = i
                 break
             if not (s.components or {}).get("umbrella"):
                 break  # a specific article that is not proposed: nothing below it is
@@ -204,6 +224,47 @@ def decide_links(
     )
 
 
+def corroborate_links(
+    result: ParagraphLinks,
+    band: tuple[float, float],
+    cosines: Mapping[int, float],
+    level: float,
+    *,
+    own_evidence: bool = True,
+) -> ParagraphLinks:
+    """``result``'s links decided again with the text's own evidence of each article: ``cosines`` (article →
+    the paragraph's cosine with the article's closest paragraph or point, in the link decision's embedding space)
+    are kept in each ranked article's ``components["text_cosine"]``, and an article whose cosine is below
+    ``level`` — the link decision's ``drop`` edge: its calibrated bi-encoder finds the paragraph and the passage
+    unrelated — is not proposed (it stays linked for review). An article without a cosine is not judged.
+
+    Why: the classifier's ensemble multiplies three experts and renormalises over 99 articles, so an article that
+    none of them rejects outright can reach a high score on weak evidence from each — an off-topic paragraph of a
+    software manual is proposed for Art. 28 at 0.56; "We may update this notice when the law changes" for Art. 35
+    at 0.96 (the encoder gives it 0.07). The bi-encoder looks at the text and the law's own words together.
+    """
+    scores = [
+        replace(s, components={**(s.components or {}), "text_cosine": round(float(c), 4)})
+        if (c := cosines.get(s.article)) is not None
+        else s
+        for s in result.ranked
+    ]
+
+    def borne_out(score: ArticleScore) -> bool:
+        cosine = cosines.get(score.article)
+        return cosine is None or cosine >= level
+
+    return decide_links(
+        result.paragraph_id,
+        scores,
+        band,
+        result.vectors,
+        result.embedding,
+        own_evidence=own_evidence,
+        corroborated=borne_out,
+    )
+
+
 def specific_first_links(
     results: Sequence[ParagraphLinks],
     config: SpecificFirstConfig,
@@ -213,8 +274,6 @@ def specific_first_links(
 ) -> list[ParagraphLinks]:
     """One document's paragraph links re-ranked specific before general (:func:`specific_first_order`), their
     statuses decided again on the new ranks."""
-    from dataclasses import replace
-
     if not results:
         return list(results)
     orders = specific_first_order([[(s.article, s.score) for s in r.ranked] for r in results], config)

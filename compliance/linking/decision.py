@@ -445,6 +445,29 @@ def canonical_base_model(name: str) -> str:
     return str(found.resolve()) if found is not None else name
 
 
+def corroboration_level(encoder_weights_sha256: str | None, path: Path | None = None) -> float | None:
+    """The link decision's ``drop`` edge (its band's lower edge) when it was calibrated on the encoder with these
+    weights — its config refers to base weights with that sha256 and keeps no tuned copy — so that a cosine in
+    that encoder's space can be read against it; None otherwise (another or a fine-tuned encoder, no link decision,
+    an unreadable config). Reads ``config.json`` only: no model is loaded. ``path``: the link-decision directory
+    (default :func:`compliance.runtime.decision_dir`)."""
+    from compliance.runtime import decision_dir
+
+    if not encoder_weights_sha256:
+        return None
+    path = path or decision_dir()
+    try:
+        config = read_config(path, ARTIFACT)
+        ref = config.get("encoder")
+        if not isinstance(ref, dict) or ref.get("source") != "base" or (path / MODEL_SUBDIR).is_dir():
+            return None
+        if ref.get("base_model_sha256") != encoder_weights_sha256:
+            return None
+        return float(config["band"]["lower"])
+    except (ModelError, KeyError, TypeError, ValueError):
+        return None
+
+
 def base_weights_sha256(name: str) -> str | None:
     """sha256 of the weights ``name`` stands for: a classifier's adapter file or its ``encoder/`` weights, or a
     plain encoder directory's weights (None for a hub id)."""

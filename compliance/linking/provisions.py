@@ -11,7 +11,7 @@ sharing no term with any of its passages, has no provision target (the link stay
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -117,6 +117,21 @@ class ProvisionPicker:
         self.encode = encode
         self.bm25_weight = float(bm25_weight)
         self.method = "bm25" if self.bm25_weight >= 1.0 else "dense" if self.bm25_weight <= 0.0 else "hybrid"
+
+    def article_cosines(self, vector: np.ndarray, articles: Iterable[str | int]) -> dict[str, float]:
+        """For each of ``articles`` (``"art:32"`` or ``32``): the cosine of ``vector`` (L2-normalised) with the
+        closest of the article's passages — how much of the article's own wording the text carries, in the dense
+        encoder's space. Articles without passages are left out; empty without passage vectors."""
+        if self._vectors is None:
+            return {}
+        q = np.asarray(vector, dtype=np.float32)
+        out: dict[str, float] = {}
+        for article in articles:
+            key = article if isinstance(article, str) else f"art:{article}"
+            rows = self._by_article.get(key)
+            if rows:
+                out[key] = float(np.max(self._vectors[rows] @ q))
+        return out
 
     def articles_with_provisions(self) -> set[str]:
         """Article keys that have more than one provision to choose from."""
