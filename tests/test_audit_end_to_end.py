@@ -112,6 +112,16 @@ def test_a_proposal_needs_the_text_to_bear_the_article_out() -> None:
     # and with the rank-1 rule
     old = corroborate_links(first, band, {35: 0.08}, level, own_evidence=False)
     assert [(s.article, st) for s, st in old.linked] == [(35, "needs-review"), (12, "needs-review")]
+    # what the review page says of a held link
+    from compliance.app.review import held_for_review
+
+    said = held_for_review({"components": {"text_cosine": 0.08}, "corroboration": level})
+    assert said is not None and "cosine 0.08" in said and "below 0.13" in said
+    assert held_for_review({"components": {"text_cosine": 0.2}, "corroboration": level}) is None
+    assert held_for_review({"components": {"text_cosine": 0.08}}) is None  # no level recorded: not judged
+    umbrella_said = held_for_review({"components": {"umbrella": 0.95, "own": 0.02}})
+    assert umbrella_said is not None and "95% of its score" in umbrella_said
+    assert held_for_review({"model": "m"}) is None
 
 
 def test_the_audit_keeps_unsupported_proposals_for_review(
@@ -136,6 +146,19 @@ def test_the_audit_keeps_unsupported_proposals_for_review(
     assert links and {link.status for link in links} == {"needs-review"}
     assert all(-1.0 <= link.evidence["components"]["text_cosine"] <= 1.0 for link in links)
     assert store.get_run(report.run_id).config["corroboration"] == 1.01
+    assert {link.evidence["corroboration"] for link in links} == {1.01}
+    # the reviewer is told why: the page's link view and its row
+    from compliance.api.web import _templates
+    from compliance.app.review import link_view
+
+    current = store.current_links(run_id=report.run_id)
+    top = next(c for c in current if c.rank == 1)
+    view = link_view(top)
+    assert view["text_match"] == top.evidence["components"]["text_cosine"]
+    assert view["held"].startswith("the paragraph's wording is far from the article's (cosine ")
+    assert "drops below 1.01" in view["held"]
+    row = _templates.env.get_template("link_row.html").render(link=view, can_review=False)
+    assert "held for review: the paragraph&#39;s wording is far" in row and "text match" in row
     plain = audit_documents(  # what ``audit --rescore`` runs
         store,
         [doc.parent],
@@ -148,6 +171,9 @@ def test_the_audit_keeps_unsupported_proposals_for_review(
     assert {link.model_version for link in fresh}.isdisjoint({link.model_version for link in links})
     assert any(link.status == "proposed" for link in fresh)
     assert all("text_cosine" not in link.evidence["components"] for link in fresh)
+    assert not any(
+        "wording" in (link_view(c)["held"] or "") for c in store.current_links(run_id=plain.run_id)
+    )
 
 
 def test_audit_stores_links_and_is_idempotent(

@@ -386,7 +386,9 @@ def _store_document(
         results,
         provision_ids,
         classifier.identity,
-        {"run": run_id},
+        {"run": run_id}
+        if corroboration is None
+        else {"run": run_id, "corroboration": round(corroboration, 4)},
         model_version=suggestion_version(classifier, config, corroboration),
         provision_targets=targets,
     )

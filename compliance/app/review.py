@@ -11,7 +11,7 @@ its current status (its latest review, else the status it was proposed with).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from compliance.app.documents import document_summary
@@ -68,10 +68,31 @@ class _Laws:
         return self._laws[law_id]
 
 
+def held_for_review(evidence: Mapping[str, Any]) -> str | None:
+    """Why the machine held a classifier link for review instead of proposing it, when its evidence says: the
+    paragraph's wording is too far from the article's (``components.text_cosine`` below the ``corroboration``
+    level the audit used), or a principle umbrella ranked high on its member articles' mass (``components.own``
+    far below the score). None when the evidence says neither."""
+    components = evidence.get("components")
+    if not isinstance(components, Mapping):
+        return None
+    cosine, level = components.get("text_cosine"), evidence.get("corroboration")
+    if isinstance(cosine, float | int) and isinstance(level, float | int) and cosine < level:
+        return (
+            f"the paragraph's wording is far from the article's (cosine {cosine:.2f} with its closest paragraph "
+            f"or point; the link decision drops below {level:.2f})"
+        )
+    own, share = components.get("own"), components.get("umbrella")
+    if isinstance(own, float | int) and isinstance(share, float | int) and share >= 0.5:
+        return f"a principle ranked on the articles that give it effect ({share:.0%} of its score; its own {own:.2f})"
+    return None
+
+
 def link_view(link: CurrentLink, law: Law | None = None, *, provision_chars: int = 400) -> dict[str, Any]:
     """A current link as the page and the API show it: every field of the link (``link_id`` also as ``id``), its
-    ``article`` number, ``article_title``, ``terms`` (the shared evidence terms) and ``provision_text`` (the
-    provision's text from ``law``, cut to ``provision_chars``)."""
+    ``article`` number, ``article_title``, ``terms`` (the shared evidence terms), ``provision_text`` (the
+    provision's text from ``law``, cut to ``provision_chars``), ``text_match`` (the paragraph's cosine with the
+    article's closest passage, when the audit measured it) and ``held`` (:func:`held_for_review`)."""
     text, title = "", link.provision_title
     if law is not None:
         try:
@@ -87,6 +108,8 @@ def link_view(link: CurrentLink, law: Law | None = None, *, provision_chars: int
         "article_title": link.evidence.get("title") or title,
         "terms": list(link.evidence.get("shared_terms", [])),
         "provision_text": snippet(text, provision_chars),
+        "text_match": (link.evidence.get("components") or {}).get("text_cosine"),
+        "held": held_for_review(link.evidence) if link.method == "classifier" else None,
     }
 
 
