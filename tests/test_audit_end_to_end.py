@@ -159,6 +159,14 @@ def test_the_audit_keeps_unsupported_proposals_for_review(
     assert "drops below 1.01" in view["held"]
     row = _templates.env.get_template("link_row.html").render(link=view, can_review=False)
     assert "held for review: the paragraph&#39;s wording is far" in row and "text match" in row
+    from compliance.cli.links import show_command
+
+    shown = CliRunner().invoke(show_command, [str(top.link_id), "--database", store.url])
+    assert shown.exit_code == 0, shown.output
+    assert (
+        "  text match " in shown.output
+        and "  held for review: the paragraph's wording is far" in shown.output
+    )
     plain = audit_documents(  # what ``audit --rescore`` runs
         store,
         [doc.parent],

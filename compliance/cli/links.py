@@ -143,6 +143,7 @@ def list_command(limit: int | None, database_url: str | None, as_json: bool, **f
 def show_command(link_id: int, database_url: str | None, as_json: bool) -> None:
     """Show a link: paragraph, provision, evidence and every decision on it."""
     from compliance.app.links import link_detail
+    from compliance.app.review import held_for_review
 
     d = link_detail(open_store(database_url), link_id)
     if as_json:
@@ -168,6 +169,14 @@ def show_command(link_id: int, database_url: str | None, as_json: bool) -> None:
         )
     if d["evidence"].get("shared_terms"):
         click.echo("  shared terms: " + ", ".join(d["evidence"]["shared_terms"]))
+    cosine = (d["evidence"].get("components") or {}).get("text_cosine")
+    if isinstance(cosine, float | int):
+        click.echo(
+            f"  text match {cosine:.2f} (the paragraph's cosine with the article's closest paragraph or point)"
+        )
+    held = held_for_review(d["evidence"]) if d["method"] == "classifier" else None
+    if held and d["proposed_status"] == "needs-review":
+        click.echo(f"  held for review: {held}")
     for r in d["reviews"]:
         click.echo(
             f"  {r['decided_at']}  {r['decision']:<12} by {r['reviewer']} ({r['source']})"
