@@ -8,15 +8,17 @@ link, how often that link is right, and how often it is a general article (Art. 
 * ``off-topic`` (with ``--off-topic FILE…``): the statements and definitions of documents that are not about
   personal data at all (a software manual, a file-format specification); every proposal there is wrong.
 
-Three status rules (:func:`compliance.linking.classifier_links.decide_links`):
+Four status rules, each adding to the one before (:func:`compliance.linking.classifier_links.decide_links`):
 
 * ``rank-1``: the top article is proposed when its score reaches the band's upper edge (the rule before);
 * ``own-evidence``: a principle umbrella is proposed only when its score *less the share its member articles gave
   it* reaches the edge; an umbrella above that is passed over, and the next article, on its own evidence, may be
   proposed instead;
-* ``corroborated`` (the audit's default): own evidence, and the text must bear the article out — its cosine with
-  the article's closest paragraph or point, in the classifier encoder's space, at or above the shipped link
-  decision's drop edge (:func:`compliance.linking.classifier_links.corroborate_links`).
+* ``corroborated``: own evidence, and the text must bear the article out — its cosine with the article's closest
+  paragraph or point, in the classifier encoder's space, at or above the shipped link decision's drop edge
+  (:func:`compliance.linking.classifier_links.corroborate_links`);
+* ``definitions-held`` (the audit's default): and an article defining the act's terms (GDPR Art. 4) is passed
+  over, never proposed (:func:`compliance.linking.classifier_links.defines_terms`).
 
 Also the ranking's MRR and hit@1 (the same under every rule: only statuses change) and the frequency prior's.
 
@@ -30,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 GENERAL = (5, 24)
-RULES = ("rank-1", "own-evidence", "corroborated")
+#: rule → (own evidence, corroborated, definitions proposed)
+RULES = {
+    "rank-1": (False, False, True),
+    "own-evidence": (True, False, True),
+    "corroborated": (True, True, True),
+    "definitions-held": (True, True, False),
+}
 
 
 def _off_topic_texts(paths: list[Path], min_words: int) -> list[str]:
@@ -91,14 +99,16 @@ def measure(
                 p = evaluator(prior)
                 block["prior_mrr"] = round(float(p[f"{evaluator.name}_mrr"]), 4)
                 block["prior_hit@1"] = round(float(p[f"{evaluator.name}_acc@1"]), 4)
-        for rule in RULES:
+        for rule, (own, corroborate, definitions) in RULES.items():
             proposed = right = general = 0
             for qid, scores, vector in zip(ids, ranked, forward.embeddings, strict=True):
-                links = decide_links(0, scores, band, own_evidence=rule != "rank-1")
-                if rule == "corroborated":
+                links = decide_links(0, scores, band, own_evidence=own, propose_definitions=definitions)
+                if corroborate:
                     cosines = picker.article_cosines(vector, [s.article for s in scores])
                     by_article = {int(k.split(":", 1)[1]): v for k, v in cosines.items()}
-                    links = corroborate_links(links, band, by_article, level)
+                    links = corroborate_links(
+                        links, band, by_article, level, own_evidence=own, propose_definitions=definitions
+                    )
                 for score, status in links.linked:
                     if status != "proposed":
                         continue

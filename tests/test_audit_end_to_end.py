@@ -124,6 +124,35 @@ def test_a_proposal_needs_the_text_to_bear_the_article_out() -> None:
     assert held_for_review({"model": "m"}) is None
 
 
+def test_a_definition_is_held_for_review_not_proposed() -> None:
+    """Session 25: GDPR Art. 4 ("Definitions") at the top of a paragraph that uses a defined term is kept for
+    review and passed over; the article below it is proposed on its own evidence. ``propose_definitions``
+    restores the old status."""
+    from compliance.linking.classifier_links import decide_links, defines_terms
+    from compliance.models.classifier import ArticleScore
+
+    band = (0.1, 0.3)
+    ranked = [
+        ArticleScore(4, "Definitions", 0.5, 1, {"encoder": 0.4}),
+        _score(6, 0.35, 2),
+        _score(7, 0.05, 3),
+    ]
+    assert defines_terms(ranked[0]) and not defines_terms(ranked[1])
+    links = decide_links(1, ranked, band)
+    assert [(s.article, st) for s, st in links.linked] == [(4, "needs-review"), (6, "proposed")]
+    assert [s.article for s in links.ranked] == [4, 6, 7]
+    old = decide_links(1, ranked, band, propose_definitions=True)
+    assert [(s.article, st) for s, st in old.linked] == [(4, "proposed"), (6, "needs-review")]
+    rank1 = decide_links(1, ranked, band, own_evidence=False)
+    assert [(s.article, st) for s, st in rank1.linked] == [(4, "needs-review"), (6, "needs-review")]
+    # the review page says why
+    from compliance.app.review import held_for_review
+
+    said = held_for_review({"title": "Definitions", "definitions": "review", "components": {"encoder": 0.4}})
+    assert said is not None and said.startswith("a definition")
+    assert held_for_review({"title": "Definitions", "components": {"encoder": 0.4}}) is None  # an older audit
+
+
 def test_the_audit_keeps_unsupported_proposals_for_review(
     store: Any, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -369,12 +369,23 @@ def _store_document(
         config.specific_first is not None
     ):  # the classifier ranked paragraphs of many documents: re-rank per document
         band = config.review_band or classifier.config.review_band
-        results = specific_first_links(results, config.specific_first, band, own_evidence=config.own_evidence)
+        results = specific_first_links(
+            results,
+            config.specific_first,
+            band,
+            own_evidence=config.own_evidence,
+            propose_definitions=config.propose_definitions,
+        )
     if corroboration is not None and picker is not None:
         band = config.review_band or classifier.config.review_band
         results = [
             corroborate_links(
-                r, band, picker.article_cosines(r), corroboration, own_evidence=config.own_evidence
+                r,
+                band,
+                picker.article_cosines(r),
+                corroboration,
+                own_evidence=config.own_evidence,
+                propose_definitions=config.propose_definitions,
             )
             if r.embedding is not None
             else r
@@ -386,9 +397,7 @@ def _store_document(
         results,
         provision_ids,
         classifier.identity,
-        {"run": run_id}
-        if corroboration is None
-        else {"run": run_id, "corroboration": round(corroboration, 4)},
+        _run_evidence(run_id, config, corroboration),
         model_version=suggestion_version(classifier, config, corroboration),
         provision_targets=targets,
     )
@@ -561,6 +570,18 @@ def _article_summary(article: int, title: str, paragraphs: int, weight: float) -
     }
 
 
+def _run_evidence(run_id: int, config: ClassifierLinkConfig, corroboration: float | None) -> dict[str, Any]:
+    """What every link of the run carries of the rules that decided its status: the run, the corroboration level
+    (when applied) and ``definitions: "review"`` (when definitions are never proposed), so that the review page can
+    say why a link was held (:func:`compliance.app.review.held_for_review`)."""
+    out: dict[str, Any] = {"run": run_id}
+    if corroboration is not None:
+        out["corroboration"] = round(corroboration, 4)
+    if not config.propose_definitions:
+        out["definitions"] = "review"
+    return out
+
+
 def corroboration(classifier: ArticleClassifier) -> float | None:
     """The cosine a proposal needs between a paragraph and the article's closest passage: the link decision's
     drop edge when it was calibrated on this classifier's encoder (:func:`~compliance.linking.decision.
@@ -596,6 +617,8 @@ def suggestion_version(
         scoring["status"] = "own-evidence"
     if corroboration is not None:  # proposals borne out by the text (the link decision's drop edge)
         scoring["corroboration"] = round(float(corroboration), 4)
+    if not config.propose_definitions:  # definitions held for review
+        scoring["definitions"] = "review"
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

@@ -70,9 +70,14 @@ class _Laws:
 
 def held_for_review(evidence: Mapping[str, Any]) -> str | None:
     """Why the machine held a classifier link for review instead of proposing it, when its evidence says: the
+    article defines the act's terms and the audit never proposes definitions (``definitions: "review"``), the
     paragraph's wording is too far from the article's (``components.text_cosine`` below the ``corroboration``
     level the audit used), or a principle umbrella ranked high on its member articles' mass (``components.own``
-    far below the score). None when the evidence says neither."""
+    far below the score). None when the evidence says none of these."""
+    from compliance.linking.classifier_links import definitions_title
+
+    if evidence.get("definitions") == "review" and definitions_title(evidence.get("title")):
+        return "a definition: a paragraph that uses a defined term does not implement the definition"
     components = evidence.get("components")
     if not isinstance(components, Mapping):
         return None

@@ -16,6 +16,7 @@ paragraph ↔ article links the store keeps, with a status from the model's revi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -34,12 +35,29 @@ __all__ = [
     "classify_paragraphs",
     "corroborate_links",
     "decide_links",
+    "defines_terms",
+    "definitions_title",
     "link_status",
     "own_evidence",
     "specific_first_links",
 ]
 
 METHOD = "classifier"
+
+#: the title of an article that defines the act's terms (GDPR Art. 4 "Definitions")
+_DEFINITIONS = re.compile(r"\bdefinitions?\b", re.IGNORECASE)
+
+
+def defines_terms(score: ArticleScore) -> bool:
+    """Whether the article defines the act's terms (its title says "Definitions"): a text that uses a defined
+    term ("personal data", "consent", "processor") does not implement the definition, so such an article is held
+    for review, never proposed, unless ``ClassifierLinkConfig.propose_definitions``."""
+    return definitions_title(score.title)
+
+
+def definitions_title(title: str | None) -> bool:
+    """Whether an article title says "Definitions" (:func:`defines_terms`)."""
+    return bool(_DEFINITIONS.search(title or ""))
 
 
 @dataclass(frozen=True)
@@ -62,6 +80,9 @@ class ClassifierLinkConfig:
             edge — below it the calibrated bi-encoder finds the two unrelated (:func:`corroborate_links`); applied
             where the link decision was calibrated on the classifier's encoder (the shipped one is). The cosine is
             kept in ``evidence.components.text_cosine``. False: the classifier's scores alone decide.
+        propose_definitions: an article that defines the act's terms (GDPR Art. 4) may be proposed; False
+            (default): it is held for review and, with ``own_evidence``, passed over like an umbrella on borrowed
+            mass (:func:`defines_terms`).
     """
 
     top_k: int = 5
@@ -71,6 +92,7 @@ class ClassifierLinkConfig:
     specific_first: SpecificFirstConfig | None = None
     own_evidence: bool = True
     corroborate: bool = True
+    propose_definitions: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 99:
@@ -164,11 +186,27 @@ def classify_paragraphs(
                 list(result.embeddings) if result.embeddings is not None else [None] * len(chunk)
             )
             for (pid, _), scores, vecs, emb in zip(chunk, ranked, vectors, embeddings, strict=True):
-                out.append(decide_links(pid, scores, band, vecs, emb, own_evidence=config.own_evidence))
+                out.append(
+                    decide_links(
+                        pid,
+                        scores,
+                        band,
+                        vecs,
+                        emb,
+                        own_evidence=config.own_evidence,
+                        propose_definitions=config.propose_definitions,
+                    )
+                )
             if shown is not None:
                 shown.update(len(chunk))
     if one_document and config.specific_first is not None:
-        out = specific_first_links(out, config.specific_first, band, own_evidence=config.own_evidence)
+        out = specific_first_links(
+            out,
+            config.specific_first,
+            band,
+            own_evidence=config.own_evidence,
+            propose_definitions=config.propose_definitions,
+        )
     return out
 
 
@@ -181,6 +219,7 @@ def decide_links(
     *,
     own_evidence: bool = True,
     corroborated: Callable[[ArticleScore], bool] | None = None,
+    propose_definitions: bool = False,
 ) -> ParagraphLinks:
     """One paragraph's links from its ranked articles (best first): each article's status by its score and rank,
     and the top article for review when none qualifies (the paragraph abstains).
@@ -192,17 +231,27 @@ def decide_links(
 
     ``corroborated``: whether the text itself bears the article out (:func:`corroborate_links`); the article that
     would be proposed and is not borne out stays linked for review, and nothing below it is proposed.
+
+    ``propose_definitions`` False: an article defining the act's terms (:func:`defines_terms`) is never proposed;
+    with ``own_evidence`` it is passed over and the article below it may be proposed on its own evidence.
     """
     if not own_evidence:
         linked = [(s, st) for s in scores if (st := link_status(s.score, s.rank, band)) is not None]
-        if corroborated is not None:
-            linked = [
-                (s, "needs-review" if st == "proposed" and not corroborated(s) else st) for s, st in linked
-            ]
+        held = [
+            (corroborated is not None and not corroborated(s))
+            or (not propose_definitions and defines_terms(s))
+            for s, _ in linked
+        ]
+        linked = [
+            (s, "needs-review" if st == "proposed" and h else st)
+            for (s, st), h in zip(linked, held, strict=True)
+        ]
     else:
         low, high = band
         chosen: int | None = None
         for i, s in enumerate(scores):
+            if not propose_definitions and defines_terms(s):
+                continue  # a definition explains a term the text uses: passed over, kept for review
             if _own(s) >= high:
                 if corroborated is None or corroborated(s):
                     chosen = i
@@ -231,6 +280,7 @@ def corroborate_links(
     level: float,
     *,
     own_evidence: bool = True,
+    propose_definitions: bool = False,
 ) -> ParagraphLinks:
     """``result``'s links decided again with the text's own evidence of each article: ``cosines`` (article →
     the paragraph's cosine with the article's closest paragraph or point, in the link decision's embedding space)
@@ -262,6 +312,7 @@ def corroborate_links(
         result.embedding,
         own_evidence=own_evidence,
         corroborated=borne_out,
+        propose_definitions=propose_definitions,
     )
 
 
@@ -271,6 +322,7 @@ def specific_first_links(
     band: tuple[float, float],
     *,
     own_evidence: bool = True,
+    propose_definitions: bool = False,
 ) -> list[ParagraphLinks]:
     """One document's paragraph links re-ranked specific before general (:func:`specific_first_order`), their
     statuses decided again on the new ranks."""
@@ -281,6 +333,14 @@ def specific_first_links(
     for r, order in zip(results, orders, strict=True):
         scores = [replace(r.ranked[i], rank=rank) for rank, i in enumerate(order, start=1)]
         out.append(
-            decide_links(r.paragraph_id, scores, band, r.vectors, r.embedding, own_evidence=own_evidence)
+            decide_links(
+                r.paragraph_id,
+                scores,
+                band,
+                r.vectors,
+                r.embedding,
+                own_evidence=own_evidence,
+                propose_definitions=propose_definitions,
+            )
         )
     return out
