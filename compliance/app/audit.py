@@ -369,24 +369,11 @@ def _store_document(
         config.specific_first is not None
     ):  # the classifier ranked paragraphs of many documents: re-rank per document
         band = config.review_band or classifier.config.review_band
-        results = specific_first_links(
-            results,
-            config.specific_first,
-            band,
-            own_evidence=config.own_evidence,
-            propose_definitions=config.propose_definitions,
-        )
+        results = specific_first_links(results, config.specific_first, band, **config.status_rules())
     if corroboration is not None and picker is not None:
         band = config.review_band or classifier.config.review_band
         results = [
-            corroborate_links(
-                r,
-                band,
-                picker.article_cosines(r),
-                corroboration,
-                own_evidence=config.own_evidence,
-                propose_definitions=config.propose_definitions,
-            )
+            corroborate_links(r, band, picker.article_cosines(r), corroboration, **config.status_rules())
             if r.embedding is not None
             else r
             for r in results

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from compliance.errors import ConfigurationError
 from compliance.linking.specific import SpecificFirstConfig, specific_first_order
@@ -60,6 +60,13 @@ def definitions_title(title: str | None) -> bool:
     return bool(_DEFINITIONS.search(title or ""))
 
 
+class StatusRules(TypedDict):
+    """The status rules of :class:`ClassifierLinkConfig`, as :func:`decide_links` takes them."""
+
+    own_evidence: bool
+    propose_definitions: bool
+
+
 @dataclass(frozen=True)
 class ClassifierLinkConfig:
     """How classifier scores become links. Stored with every audit run.
@@ -93,6 +100,11 @@ class ClassifierLinkConfig:
     own_evidence: bool = True
     corroborate: bool = True
     propose_definitions: bool = False
+
+    def status_rules(self) -> StatusRules:
+        """The keyword arguments of :func:`decide_links` (and the functions that decide statuses again) these
+        settings choose."""
+        return {"own_evidence": self.own_evidence, "propose_definitions": self.propose_definitions}
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 99:
@@ -186,27 +198,11 @@ def classify_paragraphs(
                 list(result.embeddings) if result.embeddings is not None else [None] * len(chunk)
             )
             for (pid, _), scores, vecs, emb in zip(chunk, ranked, vectors, embeddings, strict=True):
-                out.append(
-                    decide_links(
-                        pid,
-                        scores,
-                        band,
-                        vecs,
-                        emb,
-                        own_evidence=config.own_evidence,
-                        propose_definitions=config.propose_definitions,
-                    )
-                )
+                out.append(decide_links(pid, scores, band, vecs, emb, **config.status_rules()))
             if shown is not None:
                 shown.update(len(chunk))
     if one_document and config.specific_first is not None:
-        out = specific_first_links(
-            out,
-            config.specific_first,
-            band,
-            own_evidence=config.own_evidence,
-            propose_definitions=config.propose_definitions,
-        )
+        out = specific_first_links(out, config.specific_first, band, **config.status_rules())
     return out
 
 
