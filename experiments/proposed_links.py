@@ -105,9 +105,8 @@ def measure(
                 links = decide_links(0, scores, band, own_evidence=own, propose_definitions=definitions)
                 if corroborate:
                     cosines = picker.article_cosines(vector, [s.article for s in scores])
-                    by_article = {int(k.split(":", 1)[1]): v for k, v in cosines.items()}
                     links = corroborate_links(
-                        links, band, by_article, level, own_evidence=own, propose_definitions=definitions
+                        links, band, cosines, level, own_evidence=own, propose_definitions=definitions
                     )
                 for score, status in links.linked:
                     if status != "proposed":
@@ -129,10 +128,12 @@ def measure(
 def main(argv: list[str] | None = None) -> None:
     from experiments.specific_first import run_experiment
 
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--off-topic", type=Path, nargs="+", default=None)
-    known, rest = pre.parse_known_args(argv)
-    result = run_experiment(__doc__, rest, lambda m, s: measure(m, s, known.off_topic), model_required=False)
+    def options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--off-topic", type=Path, nargs="+", default=None, help="documents not about personal data"
+        )
+
+    result = run_experiment(__doc__, argv, measure, model_required=False, options=options)
     if result is None:
         return
     print(

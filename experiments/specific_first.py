@@ -124,17 +124,26 @@ def _metrics(evaluator: ArticleEvaluator, ranker: Any) -> dict[str, float]:
 
 
 def run_experiment(
-    doc: str, argv: list[str] | None, measure: Callable[[Any, Any], dict[str, Any]], *, model_required: bool
+    doc: str,
+    argv: list[str] | None,
+    measure: Callable[..., dict[str, Any]],
+    *,
+    model_required: bool,
+    options: Callable[[argparse.ArgumentParser], None] | None = None,
 ) -> dict[str, Any] | None:
     """An experiment over a classifier and the realistic sets, from the command line (``--model``,
-    ``--shared-data``, ``--json``): its result to print, or None when it was printed as JSON."""
+    ``--shared-data``, ``--json``, and what ``options`` adds, passed to ``measure`` by keyword): its result to
+    print, or None when it was printed as JSON."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--model", type=Path, required=model_required, default=None)
     parser.add_argument("--shared-data", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    result = measure(args.model, args.shared_data)
-    if args.json:
+    if options is not None:
+        options(parser)
+    args = vars(parser.parse_args(argv))
+    model, shared_data, as_json = args.pop("model"), args.pop("shared_data"), args.pop("json")
+    result = measure(model, shared_data, **args)
+    if as_json:
         print(json.dumps(result, indent=1))
         return None
     return result

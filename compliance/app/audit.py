@@ -365,13 +365,12 @@ def _store_document(
     doc, saved, status = outcome.document, outcome.saved, outcome.status
     order = {p.id: i for i, p in enumerate(paragraphs)}
     results = sorted(state.results, key=lambda r: order.get(r.paragraph_id, 0))
+    band = config.review_band or classifier.config.review_band
     if (
         config.specific_first is not None
     ):  # the classifier ranked paragraphs of many documents: re-rank per document
-        band = config.review_band or classifier.config.review_band
         results = specific_first_links(results, config.specific_first, band, **config.status_rules())
     if corroboration is not None and picker is not None:
-        band = config.review_band or classifier.config.review_band
         results = [
             corroborate_links(r, band, picker.article_cosines(r), corroboration, **config.status_rules())
             if r.embedding is not None
@@ -475,22 +474,20 @@ class _LazyPicker:
     def article_cosines(self, result: ParagraphLinks) -> dict[int, float]:
         """Article → the paragraph's cosine with the article's closest passage, for every ranked article (the
         paragraph's vector from the audit's own forward pass)."""
-        cosines = self._get().article_cosines(result.embedding, [s.article for s in result.ranked])
-        return {int(key.split(":", 1)[1]): value for key, value in cosines.items()}
+        return self._get().article_cosines(result.embedding, [s.article for s in result.ranked])
 
     def targets(
         self, results: Sequence[ParagraphLinks], texts: Mapping[int, str]
     ) -> dict[tuple[int, int], dict[str, Any]]:
         """``{(paragraph id, article): evidence.provision}`` for every linked article that has a target."""
-        self._get()
-        assert self._picker is not None
+        picker = self._get()
         out: dict[tuple[int, int], dict[str, Any]] = {}
         for res in results:
             if not res.linked:
                 continue
             vector = res.embedding  # from the audit's own forward pass: no second encoding
             for score, _ in res.linked:
-                target = self._picker.pick(texts[res.paragraph_id], score.article, vector=vector)
+                target = picker.pick(texts[res.paragraph_id], score.article, vector=vector)
                 if target is not None:
                     out[(res.paragraph_id, score.article)] = target.to_dict()
         return out

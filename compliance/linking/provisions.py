@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from compliance.rules.corpus import Law
 
 __all__ = ["ProvisionPicker", "ProvisionTarget", "cached_passage_vectors"]
+
+_A = TypeVar("_A", str, int)  # an article as the caller names it: "art:32" or 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,19 +120,19 @@ class ProvisionPicker:
         self.bm25_weight = float(bm25_weight)
         self.method = "bm25" if self.bm25_weight >= 1.0 else "dense" if self.bm25_weight <= 0.0 else "hybrid"
 
-    def article_cosines(self, vector: np.ndarray, articles: Iterable[str | int]) -> dict[str, float]:
-        """For each of ``articles`` (``"art:32"`` or ``32``): the cosine of ``vector`` (L2-normalised) with the
-        closest of the article's passages — how much of the article's own wording the text carries, in the dense
-        encoder's space. Articles without passages are left out; empty without passage vectors."""
+    def article_cosines(self, vector: np.ndarray, articles: Iterable[_A]) -> dict[_A, float]:
+        """For each of ``articles`` (``"art:32"`` or ``32``), keyed as given: the cosine of ``vector``
+        (L2-normalised) with the closest of the article's passages — how much of the article's own wording the text
+        carries, in the dense encoder's space. Articles without passages are left out; empty without passage
+        vectors."""
         if self._vectors is None:
             return {}
         q = np.asarray(vector, dtype=np.float32)
-        out: dict[str, float] = {}
+        out: dict[_A, float] = {}
         for article in articles:
-            key = article if isinstance(article, str) else f"art:{article}"
-            rows = self._by_article.get(key)
+            rows = self._by_article.get(article if isinstance(article, str) else f"art:{article}")
             if rows:
-                out[key] = float(np.max(self._vectors[rows] @ q))
+                out[article] = float(np.max(self._vectors[rows] @ q))
         return out
 
     def articles_with_provisions(self) -> set[str]:

@@ -151,9 +151,10 @@ class ArticleScore:
 
     ``components`` and ``terms`` are filled by ``rank(..., explain=True)``: the experts' own probabilities for
     this article (``encoder``, ``lexical``, ``prior``; for a principle umbrella also ``umbrella``, the share of its
-    score that came from its member articles, and ``own``, its score before the umbrellas were applied; for an article a consequence article refers to, ``consequence``, the
-    share of its score passed down from, e.g., Art. 83) and the stemmed terms the text shares with the article's indexed
-    text — what a reviewer reads to see why the article was suggested.
+    score that came from its member articles, and ``own``, its score before the umbrellas were applied; for an
+    article a consequence article refers to, ``consequence``, the share of its score passed down from, e.g., Art.
+    83) and the stemmed terms the text shares with the article's indexed text — what a reviewer reads to see why
+    the article was suggested.
     """
 
     article: int
