@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from compliance.errors import ConfigurationError
@@ -104,3 +105,94 @@ def test_extra_supervision(tmp_path: Path, gdpr: tuple[Law, dict[int, list[int]]
     bad.write_text("not json\n")
     with pytest.raises(ConfigurationError):
         load_extra_examples(bad)
+
+
+@pytest.fixture(scope="module")
+def other_acts(shared_data: Path) -> dict[str, Law]:
+    """The Law Enforcement Directive (a parallel data-protection act) and the Radio Equipment and Payment
+    Services Directives (other fields), as the law packs parse them."""
+    from compliance.rules import parse_eu_json
+
+    return {
+        name: parse_eu_json((shared_data / "laws" / "eu" / f"{name}.json").read_bytes(), source=name)
+        for name in ("led", "red", "psd2")
+    }
+
+
+def test_parallel_provisions_restate_one_gdpr_article_each(
+    gdpr: tuple[Law, dict[int, list[int]]], other_acts: dict[str, Law]
+) -> None:
+    from compliance.models.data import parallel_units
+
+    law, _ = gdpr
+    found = parallel_units(article_units(law), other_acts["led"])
+    # LED Art. 29 "Security of processing" restates GDPR Art. 32 in control language
+    assert any("equipment access control" in u for u in found[32])
+    assert any("personal data breach" in u for u in found[33])
+    # "Independence" is the title of GDPR Arts. 52 and 69: it names neither
+    independence = next(a for a in article_units(other_acts["led"]) if a.title == "Independence")
+    assert not set(independence.units) & {u for a in (52, 69) for u in found.get(a, [])}
+    # an act of another field restates nothing but its procedural clauses
+    assert set(parallel_units(article_units(law), other_acts["red"])) <= {4, 84, 92, 93}
+
+
+def test_hard_negatives_come_from_other_fields_and_only_add_training_rows(
+    gdpr: tuple[Law, dict[int, list[int]]], other_acts: dict[str, Law]
+) -> None:
+    from compliance.models.data import negative_candidates
+
+    law, rmap = gdpr
+    candidates = negative_candidates(other_acts["psd2"])
+    assert candidates and not [t for t in candidates if "personal data" in t.lower()]
+    assert not [t for t in candidates if "privacy" in t.lower() or "2016/679" in t]
+    config = DataConfig(
+        parallel_acts=("led",), negative_acts=("red", "psd2"), negative_min_share=0.3, negatives_per_article=4
+    )
+    data = build_training_data(law, rmap, config, acts=other_acts)
+    plain = build_training_data(law, rmap, DataConfig())
+    # the held-out sets are the GDPR's alone
+    for name in ("qa", "qr", "calibration"):
+        assert [e.id for e in getattr(data, name)] == [e.id for e in getattr(plain, name)]
+    negatives = [e for e in data.train if e.source == "negative"]
+    assert negatives and all(e.labels == () and len(e.negatives) == 1 for e in negatives)
+    per_article = Counter(e.negatives[0] for e in negatives)
+    assert max(per_article.values()) <= 4
+    assert {e.text for e in negatives} <= set(negative_candidates(other_acts["red"])) | set(candidates)
+    assert not {e.text for e in negatives} & {e.text for e in data.train if e.labels}
+    # each mined article is the one the lexical expert over the GDPR's training text ranks first, with >= 0.3
+    from compliance.models.lexical import LexicalArticleScorer
+
+    lexical = LexicalArticleScorer(data.lexical_documents())
+    probs = np.exp(lexical.log_probs([e.text for e in negatives]))
+    for e, row in zip(negatives, probs, strict=True):
+        assert lexical.labels[int(row.argmax())] == e.negatives[0] and row.max() >= 0.3
+    parallel = [e for e in data.train if e.source == "parallel"]
+    assert {e.labels[0] for e in parallel} >= {32, 33, 35}
+    assert any("equipment access control" in d for d in [data.lexical_documents()[32]])
+    p = data.provenance
+    assert p["counts"]["negatives"] == len(negatives) and p["counts"]["parallel_units"] > 0
+    assert p["acts"]["led"]["use"] == ["parallel"] and p["acts"]["psd2"]["use"] == ["negatives"]
+    assert p["acts"]["red"]["checksum"] == other_acts["red"].checksum
+    assert sum(p["negatives_by_article"].values()) == len(negatives)
+    # reading the GDPR alone gives the same held-out sets without the other acts
+    assert config.without_acts().acts == () and config.acts == ("led", "red", "psd2")
+
+
+def test_a_recipe_naming_an_unreadable_act_says_so(gdpr: tuple[Law, dict[int, list[int]]]) -> None:
+    law, rmap = gdpr
+    with pytest.raises(ConfigurationError, match="no-such-act"):
+        build_training_data(law, rmap, DataConfig(negative_acts=("no-such-act",)))
+
+
+def test_recipes_that_read_other_acts_name_them() -> None:
+    from compliance.models.training import get_recipe
+
+    assert get_recipe("r").data.acts == ()  # the default reads the GDPR alone
+    assert get_recipe("r-parallel").data.acts == ("led",)
+    acts = get_recipe("r-acts").data
+    assert acts.parallel_acts == ("led",) and set(acts.negative_acts) == {"aifmd", "mifid2", "psd2", "red"}
+    # stored as JSON and read back, the recipe is the same
+    stored = json.loads(json.dumps(acts.__dict__))
+    assert DataConfig(**stored) == acts
+    # overridden by name like any data field
+    assert get_recipe("r-acts", negative_acts=()).data.acts == ("led",)

@@ -222,3 +222,62 @@ def test_the_curves_shortcut_scores_like_the_classifier() -> None:
 
     with pytest.raises(click.ClickException, match="not the frozen one"):
         frozen_scores(other, enc)
+
+
+def _maritime_act() -> Any:
+    """An act of another field whose sentences share words with the mini GDPR's Art. 33 ("notify", "72 hours",
+    "authority") in another sense."""
+    from tests.fixtures.classifier.tiny import mini_law
+
+    sentences = [
+        "Vessels shall notify the port authority of their position within 72 hours of arrival.",
+        "The harbour master shall notify the port authority within 72 hours of any change of berth.",
+        "The port authority shall be notified without undue delay of cargo discharged after 72 hours.",
+        "Pilots shall notify the port authority within 72 hours after completing each pilotage.",
+    ]
+    return mini_law(
+        {1: ("Port notifications", sentences)},
+        {},
+        short_name="maritime",
+        identifier="maritime",
+        title="Maritime act for tests",
+        checksum="1" * 64,
+    )
+
+
+def test_training_with_hard_negatives_from_another_act(tmp_path: Path) -> None:
+    from compliance.models.training import train
+    from tests.fixtures.classifier.tiny import single_threaded, tiny_recipe
+
+    base = make_tiny_bert(tmp_path / "base")
+    act = _maritime_act()
+    texts = [u for u in (p.text for p in act.provisions) if u]
+
+    def art33_share(negatives: tuple[str, ...]) -> tuple[float, Any]:
+        recipe = tiny_recipe(base, epochs=3, negative_acts=negatives, negative_weight=8.0)
+        with single_threaded():  # type: ignore[attr-defined]
+            result = train(recipe, mini_gdpr(), RECITAL_MAP, device="cpu", bf16=False, acts={"maritime": act})
+        clf = result.classifier
+        logits = torch.tensor(clf.logits(texts))  # the encoder and head alone, before the temperature
+        return float(torch.softmax(logits, dim=-1)[:, clf.labels.index(33)].mean()), result
+
+    without, _ = art33_share(())
+    with_negatives, result = art33_share(("maritime",))
+    mined = [e for e in result.data.train if e.source == "negative"]
+    assert mined and {e.negatives for e in mined} == {(33,)}
+    assert result.data.provenance["counts"]["negatives"] == len(mined)
+    assert result.data.provenance["acts"]["maritime"]["use"] == ["negatives"]
+    from compliance.models.card import model_card
+
+    card = model_card(result.classifier, result.metrics)
+    assert "other acts' official text" in card and '- hard negatives (GDPR article: sentences' in card
+    assert '"33": ' + str(len(mined)) in card
+    assert all(math.isfinite(r["loss"]) for r in result.metrics["train_curve"])
+    # the unlikelihood term moves the other field's sentences off Art. 33 ...
+    assert with_negatives < 0.5 * without
+    # ... and the GDPR's own breach sentence stays Art. 33's
+    clf = result.classifier
+    breach = clf.predict_proba(
+        ["A personal data breach is notified to the supervisory authority."], prior=False
+    )
+    assert clf.labels[int(breach[0].argmax())] == 33

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,7 +189,7 @@ def evaluate(
     rankers: list[ArticleRanker] = []
     hub_prior = FrequencyPrior(gdprhub_article_counts(hub_rows, "train"), labels, "prior(gdprhub)")
     if "prior" in baselines:
-        rankers.append(FrequencyPrior(Counter(e.labels[0] for e in data.train), labels, "prior(training)"))
+        rankers.append(FrequencyPrior(data.label_counts, labels, "prior(training)"))
         if hub_rows:
             rankers.append(hub_prior)
         law_prior = build_law_prior(

@@ -32,6 +32,11 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         "",
         "Suggests candidate articles for a compliance officer to review. It is trained on the text of the",
         "regulation (articles, titles and, for `-r` recipes, recitals)"
+        + (
+            " and other acts' official text (parallel provisions, hard negatives: below)"
+            if prov.get("acts")
+            else ""
+        )
         + (f" plus extra labelled examples ({prov.get('extra')})" if prov.get("extra") else "")
         + ", not on annotated policies:",
         "expect it to miss implicit links and to be over-confident on text that looks like none of the",
@@ -80,6 +85,17 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         f"- recital map sha256: `{prov.get('recital_map_checksum')}` ({prov.get('recital_pairs')} pairs)",
         f"- counts: {json.dumps(prov.get('counts'))}",
         f"- extra supervision: {prov.get('extra') or 'none'}",
+        *(
+            [
+                f"- other acts: {json.dumps(prov.get('acts'))}",
+                "- parallel provisions (GDPR article: units of the same-titled articles of a parallel act): "
+                f"{json.dumps(prov.get('parallel_articles'))}",
+                "- hard negatives (GDPR article: sentences of other fields penalised on it): "
+                f"{json.dumps(prov.get('negatives_by_article'))}",
+            ]
+            if prov.get("acts")
+            else []
+        ),
         f"- data recipe: {json.dumps(prov.get('data_config'))}",
         f"- training examples sha256: `{prov.get('training_data_sha256')}`; base encoder weights sha256: "
         f"`{prov.get('base_model_sha256')}`",

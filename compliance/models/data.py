@@ -20,12 +20,17 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from compliance.errors import ConfigurationError
 from compliance.rules.corpus import Law
+
+if TYPE_CHECKING:
+    from compliance.models.lexical import LexicalArticleScorer
 
 __all__ = [
     "ArticleUnits",
@@ -35,10 +40,19 @@ __all__ = [
     "article_units",
     "build_training_data",
     "load_extra_examples",
+    "mine_negatives",
+    "negative_candidates",
+    "parallel_units",
     "recital_map_checksum",
     "split_sentences",
 ]
 
+#: a sentence within the GDPR's material scope (Art. 2(1): the processing of personal data) or naming the data
+#: protection acts: never a mined negative, whatever act it comes from
+_PERSONAL_DATA = re.compile(
+    r"\bpersonal data\b|\bdata protection\b|\bprivacy\b|\bdata subjects?\b|\b2016/679\b|\b95/46\b",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(‘'\"“])")
 _POINT = re.compile(r"^\(([a-z]{1,4}|\d{1,2})\)\s+")
 
@@ -56,6 +70,17 @@ class DataConfig:
         min_units_for_heldout: articles with fewer units than this keep all of them for training.
         extra_weight: how many times each extra supervised example is repeated.
         seed: salt of the deterministic held-out hash.
+        parallel_acts: law packs that restate the GDPR's provisions for another field (the Law Enforcement
+            Directive, ``led``): the units of each of their articles whose title is the title of exactly one
+            GDPR article join that article's group, as paraphrases of it in other words (training only).
+        negative_acts: law packs of fields other than data protection (financial, radio equipment law): their
+            sentences that do not speak of personal data become *hard negatives* — each penalised, with an
+            unlikelihood term, on the GDPR article the lexical expert gives it most confidently, where that
+            article takes at least ``negative_min_share`` of the expert's mass (a word used there in another sense:
+            "hours", "list", "significant change"). Training only; none of these texts has a positive label.
+        negative_min_share: the lexical expert's probability a mined negative's article must reach.
+        negatives_per_article: at most this many mined negatives per article (the most confident ones).
+        negative_weight: weight of the mined negatives' unlikelihood term in the training loss.
     """
 
     min_k: int = 64
@@ -66,6 +91,11 @@ class DataConfig:
     min_units_for_heldout: int = 4
     extra_weight: int = 1
     seed: int = 13
+    parallel_acts: tuple[str, ...] = ()
+    negative_acts: tuple[str, ...] = ()
+    negative_min_share: float = 0.5
+    negatives_per_article: int = 16
+    negative_weight: float = 1.0
 
     def __post_init__(self) -> None:
         if self.min_k < 1:
@@ -74,18 +104,41 @@ class DataConfig:
             raise ConfigurationError("held-out shares must be in [0, 0.5)")
         if self.title_replicas < 0 or self.extra_weight < 0:
             raise ConfigurationError("title_replicas and extra_weight must be >= 0")
+        if (
+            not 0.0 < self.negative_min_share <= 1.0
+            or self.negatives_per_article < 0
+            or self.negative_weight < 0
+        ):
+            raise ConfigurationError(
+                "negative_min_share must be in (0, 1]; negatives_per_article and negative_weight >= 0"
+            )
+        # stored as JSON lists, given back as tuples
+        object.__setattr__(self, "parallel_acts", tuple(self.parallel_acts))
+        object.__setattr__(self, "negative_acts", tuple(self.negative_acts))
+
+    @property
+    def acts(self) -> tuple[str, ...]:
+        """The law packs besides the GDPR that the training data reads."""
+        return tuple(dict.fromkeys((*self.parallel_acts, *self.negative_acts)))
+
+    def without_acts(self) -> DataConfig:
+        """The same recipe reading the GDPR alone: the held-out sets are the same (other acts only add training
+        examples), so code that needs only those does not need the other acts' texts."""
+        return replace(self, parallel_acts=(), negative_acts=())
 
 
 @dataclass(frozen=True)
 class Example:
     """One labelled text. ``labels`` are GDPR article numbers (one for training units, one or more for
     recital and realistic queries); ``source`` says where it came from (``article``, ``title``, ``recital``,
-    ``extra``)."""
+    ``extra``, ``parallel``, ``negative``, ``review``); ``negatives`` are articles the text must *not* be given
+    (an unlikelihood term in training)."""
 
     id: str
     text: str
     labels: tuple[int, ...]
     source: str
+    negatives: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,10 +164,22 @@ class TrainingData:
     train_units: dict[int, list[str]] = field(default_factory=dict)
     #: article → whole texts of its training recitals (empty without a recital map)
     train_recitals: dict[int, list[str]] = field(default_factory=dict)
+    #: article → units of the articles of parallel acts that restate it (``DataConfig.parallel_acts``)
+    parallel_units: dict[int, list[str]] = field(default_factory=dict)
+
+    def lexical_documents(self) -> dict[int, str]:
+        """Article → the text the lexical expert indexes: title, training units and parallel units (never a
+        held-out unit)."""
+        return {
+            a.number: "\n".join(
+                (a.title, *self.train_units.get(a.number, ()), *self.parallel_units.get(a.number, ()))
+            )
+            for a in self.articles
+        }
 
     @property
     def label_counts(self) -> Counter[int]:
-        return Counter(e.labels[0] for e in self.train)
+        return Counter(e.labels[0] for e in self.train if e.labels)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -161,6 +226,62 @@ def article_units(law: Law) -> list[ArticleUnits]:
             units.extend(u for u in _paragraph_units(t) if len(u.split()) >= 3)
         result.append(ArticleUnits(int(art.number), art.title or f"Article {art.number}", tuple(units)))
     return result
+
+
+def _title_key(title: str) -> str:
+    return " ".join(re.sub(r"[^\w]+", " ", title.lower()).split())
+
+
+def parallel_units(gdpr: Sequence[ArticleUnits], other: Law) -> dict[int, list[str]]:
+    """GDPR article → the units of ``other``'s articles whose title is that article's title, where the title
+    names exactly one GDPR article (the LED's "Security of processing" restates GDPR Art. 32; "Independence", the
+    title of two GDPR articles, names none)."""
+    owners: dict[str, list[int]] = {}
+    for art in gdpr:
+        owners.setdefault(_title_key(art.title), []).append(art.number)
+    out: dict[int, list[str]] = {}
+    for art in article_units(other):
+        found = owners.get(_title_key(art.title), [])
+        if len(found) == 1 and art.units:
+            out.setdefault(found[0], []).extend(art.units)
+    return out
+
+
+def negative_candidates(law: Law, min_words: int = 5) -> list[str]:
+    """The units of ``law`` that could be mined as negatives: at least ``min_words`` words of letters (no footnote
+    references), and not within the
+    GDPR's material scope (no mention of personal data, data protection, privacy or data subjects)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for art in article_units(law):
+        for unit in art.units:
+            words = sum(1 for w in unit.split() if len(w) > 2 and w.isalpha())
+            if words >= min_words and not _PERSONAL_DATA.search(unit) and unit not in seen:
+                seen.add(unit)
+                out.append(unit)
+    return out
+
+
+def mine_negatives(
+    texts: Sequence[str], lexical: LexicalArticleScorer, config: DataConfig
+) -> list[tuple[str, int, float]]:
+    """``(text, article, probability)`` for the texts the lexical expert gives one article at least
+    ``config.negative_min_share`` of its mass, at most ``config.negatives_per_article`` per article (the most
+    confident first; ties in text order)."""
+    if not texts or config.negatives_per_article == 0:
+        return []
+    probs = np.exp(lexical.log_probs(list(texts)))
+    best = probs.argmax(axis=1)
+    picked: dict[int, list[tuple[float, int]]] = {}
+    for i, j in enumerate(best):
+        p = float(probs[i, j])
+        if p >= config.negative_min_share:
+            picked.setdefault(int(lexical.labels[int(j)]), []).append((-p, i))
+    out: list[tuple[str, int, float]] = []
+    for article, rows in sorted(picked.items()):
+        for neg_p, i in sorted(rows)[: config.negatives_per_article]:
+            out.append((texts[i], article, round(-neg_p, 4)))
+    return out
 
 
 def _bucket(text: str, seed: int) -> float:
@@ -227,6 +348,7 @@ def build_training_data(
     extra: Iterable[Example] = (),
     *,
     extra_source: str | None = None,
+    acts: Mapping[str, Law] | None = None,
 ) -> TrainingData:
     """Build training examples and the held-out calibration, QA and QR sets from a parsed GDPR.
 
@@ -236,6 +358,12 @@ def build_training_data(
         config: the data recipe.
         extra: extra supervised examples (each label gets the text); every label must be a valid article.
         extra_source: a description (file name, checksum) of ``extra`` for the provenance record.
+        acts: the parsed acts ``config.parallel_acts`` and ``config.negative_acts`` name (default: read from their
+            law packs, :func:`compliance.rules.load_pack_law`). They add training examples only: the held-out
+            sets are the GDPR's whatever they are.
+
+    Raises:
+        ConfigurationError: an act the recipe names cannot be read.
 
     Returns:
         The training set (one label per example) and the held-out sets, with provenance.
@@ -293,14 +421,37 @@ def build_training_data(
                     s for s in split_sentences(recital_text[rec]) if len(s.split()) >= 3
                 )
 
+    laws = _acts(config, acts)
+    parallels: dict[int, list[str]] = {}
+    for name in config.parallel_acts:
+        for number, units in parallel_units(articles, laws[name]).items():
+            parallels.setdefault(number, []).extend(units)
+
     train: list[Example] = []
     for art in articles:
         group = list(train_units[art.number])
         group += [art.title] * config.title_replicas
         group += train_recital_sentences.get(art.number, [])
+        own_parallels = set(parallels.get(art.number, ())) - set(group)
+        group += parallels.get(art.number, [])
         for j, text in enumerate(_round_robin(group, config.min_k)):
-            source = "title" if text == art.title else "article"
+            source = "title" if text == art.title else "parallel" if text in own_parallels else "article"
             train.append(Example(f"train:{art.number}:{j}", text, (art.number,), source))
+
+    data = TrainingData(train, calibration, qa, [], articles, {}, train_units, train_recitals, parallels)
+    mined: list[tuple[str, int, float]] = []
+    if config.negative_acts:
+        from compliance.models.lexical import LexicalArticleScorer
+
+        known = {e.text for e in train}
+        candidates = [
+            t for name in config.negative_acts for t in negative_candidates(laws[name]) if t not in known
+        ]
+        mined = mine_negatives(
+            list(dict.fromkeys(candidates)), LexicalArticleScorer(data.lexical_documents()), config
+        )
+        for k, (text, article, _) in enumerate(mined):
+            train.append(Example(f"negative:{k}", text, (), "negative", (article,)))
 
     extra_list = list(extra)
     for ex in extra_list:
@@ -331,7 +482,50 @@ def build_training_data(
             "qa": len(qa),
             "qr": len(qr),
             "extra": len(extra_list),
+            "parallel_units": sum(len(v) for v in parallels.values()),
+            "negatives": len(mined),
         },
         "extra": extra_source,
     }
-    return TrainingData(train, calibration, qa, qr, articles, provenance, train_units, train_recitals)
+    if laws:
+        provenance["acts"] = {
+            name: {
+                "identifier": act.identifier,
+                "short_name": act.short_name,
+                "checksum": act.checksum,
+                "source_format": act.source_format,
+                "use": [
+                    u
+                    for u, names in (("parallel", config.parallel_acts), ("negatives", config.negative_acts))
+                    if name in names
+                ],
+            }
+            for name, act in laws.items()
+        }
+        provenance["parallel_articles"] = {str(a): len(u) for a, u in sorted(parallels.items())}
+        provenance["negatives_by_article"] = {
+            str(a): n for a, n in sorted(Counter(article for _, article, _ in mined).items())
+        }
+    data.qr = qr
+    data.provenance = provenance
+    return data
+
+
+def _acts(config: DataConfig, given: Mapping[str, Law] | None) -> dict[str, Law]:
+    """The parsed acts the recipe names: from ``given``, else from their law packs."""
+    out: dict[str, Law] = {}
+    for name in config.acts:
+        if given is not None and name in given:
+            out[name] = given[name]
+            continue
+        from compliance.errors import ComplianceError
+        from compliance.rules import load_pack_law
+
+        try:
+            out[name] = load_pack_law(name)
+        except ComplianceError as e:
+            raise ConfigurationError(
+                f"the training recipe reads law pack {name!r}, which could not be loaded ({e}); point "
+                f"COMPLIANCE_LAW_MIRROR at a law mirror that holds it, or train a recipe without it"
+            ) from e
+    return out

