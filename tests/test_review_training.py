@@ -270,7 +270,7 @@ def test_training_with_hard_negatives_from_another_act(tmp_path: Path) -> None:
     from compliance.models.card import model_card
 
     card = model_card(result.classifier, result.metrics)
-    assert "other acts' official text" in card and '- hard negatives (GDPR article: sentences' in card
+    assert "other acts' official text" in card and "- hard negatives (GDPR article: sentences" in card
     assert '"33": ' + str(len(mined)) in card
     assert all(math.isfinite(r["loss"]) for r in result.metrics["train_curve"])
     # the unlikelihood term moves the other field's sentences off Art. 33 ...
