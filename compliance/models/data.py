@@ -20,7 +20,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,11 +121,6 @@ class DataConfig:
         """The law packs besides the GDPR that the training data reads."""
         return tuple(dict.fromkeys((*self.parallel_acts, *self.negative_acts)))
 
-    def without_acts(self) -> DataConfig:
-        """The same recipe reading the GDPR alone: the held-out sets are the same (other acts only add training
-        examples), so code that needs only those does not need the other acts' texts."""
-        return replace(self, parallel_acts=(), negative_acts=())
-
 
 @dataclass(frozen=True)
 class Example:
@@ -170,12 +165,7 @@ class TrainingData:
     def lexical_documents(self) -> dict[int, str]:
         """Article → the text the lexical expert indexes: title, training units and parallel units (never a
         held-out unit)."""
-        return {
-            a.number: "\n".join(
-                (a.title, *self.train_units.get(a.number, ()), *self.parallel_units.get(a.number, ()))
-            )
-            for a in self.articles
-        }
+        return _lexical_documents(self.articles, self.train_units, self.parallel_units)
 
     @property
     def label_counts(self) -> Counter[int]:
@@ -228,6 +218,17 @@ def article_units(law: Law) -> list[ArticleUnits]:
     return result
 
 
+def _lexical_documents(
+    articles: Sequence[ArticleUnits],
+    train_units: Mapping[int, Sequence[str]],
+    parallels: Mapping[int, Sequence[str]],
+) -> dict[int, str]:
+    return {
+        a.number: "\n".join((a.title, *train_units.get(a.number, ()), *parallels.get(a.number, ())))
+        for a in articles
+    }
+
+
 def _title_key(title: str) -> str:
     return " ".join(re.sub(r"[^\w]+", " ", title.lower()).split())
 
@@ -249,8 +250,8 @@ def parallel_units(gdpr: Sequence[ArticleUnits], other: Law) -> dict[int, list[s
 
 def negative_candidates(law: Law, min_words: int = 5) -> list[str]:
     """The units of ``law`` that could be mined as negatives: at least ``min_words`` words of letters (no footnote
-    references), and not within the
-    GDPR's material scope (no mention of personal data, data protection, privacy or data subjects)."""
+    references), and not within the GDPR's material scope (no mention of personal data, data protection, privacy
+    or data subjects)."""
     seen: set[str] = set()
     out: list[str] = []
     for art in article_units(law):
@@ -264,8 +265,8 @@ def negative_candidates(law: Law, min_words: int = 5) -> list[str]:
 
 def mine_negatives(
     texts: Sequence[str], lexical: LexicalArticleScorer, config: DataConfig
-) -> list[tuple[str, int, float]]:
-    """``(text, article, probability)`` for the texts the lexical expert gives one article at least
+) -> list[tuple[str, int]]:
+    """``(text, article)`` for the texts the lexical expert gives one article at least
     ``config.negative_min_share`` of its mass, at most ``config.negatives_per_article`` per article (the most
     confident first; ties in text order)."""
     if not texts or config.negatives_per_article == 0:
@@ -277,11 +278,11 @@ def mine_negatives(
         p = float(probs[i, j])
         if p >= config.negative_min_share:
             picked.setdefault(int(lexical.labels[int(j)]), []).append((-p, i))
-    out: list[tuple[str, int, float]] = []
-    for article, rows in sorted(picked.items()):
-        for neg_p, i in sorted(rows)[: config.negatives_per_article]:
-            out.append((texts[i], article, round(-neg_p, 4)))
-    return out
+    return [
+        (texts[i], article)
+        for article, rows in sorted(picked.items())
+        for _, i in sorted(rows)[: config.negatives_per_article]
+    ]
 
 
 def _bucket(text: str, seed: int) -> float:
@@ -438,8 +439,7 @@ def build_training_data(
             source = "title" if text == art.title else "parallel" if text in own_parallels else "article"
             train.append(Example(f"train:{art.number}:{j}", text, (art.number,), source))
 
-    data = TrainingData(train, calibration, qa, [], articles, {}, train_units, train_recitals, parallels)
-    mined: list[tuple[str, int, float]] = []
+    mined: list[tuple[str, int]] = []
     if config.negative_acts:
         from compliance.models.lexical import LexicalArticleScorer
 
@@ -447,10 +447,9 @@ def build_training_data(
         candidates = [
             t for name in config.negative_acts for t in negative_candidates(laws[name]) if t not in known
         ]
-        mined = mine_negatives(
-            list(dict.fromkeys(candidates)), LexicalArticleScorer(data.lexical_documents()), config
-        )
-        for k, (text, article, _) in enumerate(mined):
+        lexical = LexicalArticleScorer(_lexical_documents(articles, train_units, parallels))
+        mined = mine_negatives(list(dict.fromkeys(candidates)), lexical, config)
+        for k, (text, article) in enumerate(mined):
             train.append(Example(f"negative:{k}", text, (), "negative", (article,)))
 
     extra_list = list(extra)
@@ -504,23 +503,23 @@ def build_training_data(
         }
         provenance["parallel_articles"] = {str(a): len(u) for a, u in sorted(parallels.items())}
         provenance["negatives_by_article"] = {
-            str(a): n for a, n in sorted(Counter(article for _, article, _ in mined).items())
+            str(a): n for a, n in sorted(Counter(article for _, article in mined).items())
         }
-    data.qr = qr
-    data.provenance = provenance
-    return data
+    return TrainingData(
+        train, calibration, qa, qr, articles, provenance, train_units, train_recitals, parallels
+    )
 
 
 def _acts(config: DataConfig, given: Mapping[str, Law] | None) -> dict[str, Law]:
     """The parsed acts the recipe names: from ``given``, else from their law packs."""
+    from compliance.errors import ComplianceError
+    from compliance.rules import load_pack_law
+
     out: dict[str, Law] = {}
     for name in config.acts:
         if given is not None and name in given:
             out[name] = given[name]
             continue
-        from compliance.errors import ComplianceError
-        from compliance.rules import load_pack_law
-
         try:
             out[name] = load_pack_law(name)
         except ComplianceError as e:

@@ -85,17 +85,18 @@ def load_reviewed_items(path: Path) -> list[ReviewedItem]:
 
 def review_examples(items: Sequence[ReviewedItem], labels: Sequence[int], repeat: int = 1) -> list[Example]:
     """Training examples: one per accepted article (``source="review"``), and one label-less example per item
-    that has only rejections (it still teaches through :func:`negative_loss`). Articles outside ``labels`` are
-    ignored."""
+    that has only rejections (it still teaches through :func:`negative_loss`); every one carries the item's
+    rejected articles as its ``negatives``. Articles outside ``labels`` are ignored."""
     known = set(labels)
     out: list[Example] = []
     for item in items:
         positives = [a for a in item.accepted if a in known]
+        rejected = tuple(a for a in item.rejected if a in known)
         for rep in range(max(1, repeat)):
             for a in positives:
-                out.append(Example(f"review:{item.id}:{a}:{rep}", item.text, (a,), "review"))
-            if not positives and any(a in known for a in item.rejected):
-                out.append(Example(f"review:{item.id}:neg:{rep}", item.text, (), "review"))
+                out.append(Example(f"review:{item.id}:{a}:{rep}", item.text, (a,), "review", rejected))
+            if not positives and rejected:
+                out.append(Example(f"review:{item.id}:neg:{rep}", item.text, (), "review", rejected))
     return out
 
 

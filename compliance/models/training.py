@@ -540,18 +540,16 @@ def train(
     pos = {t: i for i, t in enumerate(distinct)}
     ex_text = [pos[e.text] for e in data.train]
     y = torch.tensor([index[e.labels[0]] if e.labels else -100 for e in data.train], dtype=torch.long)
-    rejected_of = {r.text: [index[a] for a in r.rejected if a in index] for r in reviews if r.rejected}
     negatives = torch.zeros((len(data.train), len(labels)), dtype=torch.bool)
     #: per-row weight of the unlikelihood term: a reviewer's rejection, or an article mined from another act
     negative_weights = torch.zeros(len(data.train))
     for i, e in enumerate(data.train):
-        for j in rejected_of.get(e.text, ()) if e.source == "review" else ():
-            negatives[i, j] = True
-            negative_weights[i] = review_negative_weight
-        for a in e.negatives:
-            if a in index:
-                negatives[i, index[a]] = True
-                negative_weights[i] = recipe.data.negative_weight
+        cols = [index[a] for a in e.negatives if a in index]
+        if cols:
+            negatives[i, cols] = True
+            negative_weights[i] = (
+                review_negative_weight if e.source == "review" else recipe.data.negative_weight
+            )
     has_negatives = bool(negatives.any())
     split = _SplitEncoder(encoder, recipe.freeze_layers)
     # extra supervision (realistic, long texts) keeps up to the inference window instead of max_length tokens
