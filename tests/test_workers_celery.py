@@ -1,6 +1,7 @@
 """Scale-out audits on real Celery workers (the machine's Redis broker, PostgreSQL store): two `compliance
 worker` processes audit 50 documents; one is killed with SIGKILL in the middle of a document; every document is
-audited exactly once and no link is stored twice. Skipped where Redis or PostgreSQL is unreachable (never in CI).
+audited exactly once and no link is stored twice; a consumer killed between taking a message and claiming its
+item strands it only until the visibility timeout. Skipped where Redis or PostgreSQL is unreachable (never in CI).
 """
 
 from __future__ import annotations
@@ -81,6 +82,31 @@ def _worker(name: str, env: dict[str, str], model: Path, log: Path) -> subproces
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
     )
+
+
+def _unacked_messages(redis_url: str, queue: str) -> int:
+    """Messages of ``queue`` delivered to a consumer and not acknowledged (kombu's Redis ``unacked`` hash holds
+    ``[message, exchange, routing key]`` per delivery tag)."""
+    import json
+
+    import redis
+
+    raw: dict[bytes, bytes] = redis.Redis.from_url(redis_url).hgetall("unacked")  # type: ignore[assignment]
+    return sum(1 for value in raw.values() if json.loads(value)[2] == queue)
+
+
+def _forget_queue(redis_url: str, queue: str) -> None:
+    """Remove the test queue from Redis: its list, its bindings and any of its messages still unacknowledged."""
+    import json
+
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+    raw: dict[bytes, bytes] = client.hgetall("unacked")  # type: ignore[assignment]
+    if tags := [tag for tag, value in raw.items() if json.loads(value)[2] == queue]:
+        client.hdel("unacked", *tags)
+        client.zrem("unacked_index", *tags)
 
 
 def _wait(condition: Any, timeout: float, what: str, poll: float = 0.05) -> Any:
@@ -186,6 +212,90 @@ def test_two_workers_one_killed_every_document_audited_once(
                 except subprocess.TimeoutExpired:
                     proc.kill()
         store.dispose()
-        import redis
+        _forget_queue(redis_url, queue)
 
-        redis.Redis.from_url(redis_url).delete(queue)
+
+_THIEF = """
+import sys, time
+from kombu import Connection, Consumer, Exchange, Queue
+
+url, name = sys.argv[1:3]
+with Connection(url) as conn:
+    queue = Queue(name, Exchange(name, type="direct"), routing_key=name)
+
+    def take(body, message):  # never acknowledged: this process dies holding the message
+        print("took", body[0], flush=True)
+        time.sleep(3600)
+
+    with Consumer(conn, queues=[queue], callbacks=[take], accept=["json"], no_ack=False):
+        conn.drain_events(timeout=60)
+"""
+
+
+def test_a_message_held_by_a_dead_consumer_comes_back_after_the_visibility_timeout(
+    redis_url: str, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker killed between taking a message and claiming its item leaves the item ``queued`` (out of the
+    lease's reach): the broker gives the message back once the visibility timeout has passed, on the next restore
+    sweep (kombu's default sweep scanned only every 100 s)."""
+    pytest.importorskip("torch")
+    from compliance.app.ingest import Upload
+    from compliance.app.jobs import AuditJobParams, submit_audit_job
+    from compliance.settings import reset_settings
+    from compliance.store import Store
+    from compliance.workers.celery_app import CeleryDispatcher
+    from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+
+    model = shared_tiny_classifier()
+    queue = f"compliance-test-{uuid.uuid4().hex[:8]}"
+    visibility = (
+        20  # longer than the worker takes to start, so its first sweep cannot be the one that restores
+    )
+    settings_env = {
+        "COMPLIANCE_DATABASE_URL": pg_url,
+        "COMPLIANCE_BROKER_URL": redis_url,
+        "COMPLIANCE_QUEUE": queue,
+        "COMPLIANCE_BROKER_VISIBILITY_TIMEOUT": str(visibility),
+        "COMPLIANCE_DEVICE": "cpu",
+    }
+    for key, value in settings_env.items():
+        monkeypatch.setenv(key, value)
+    reset_settings()
+    store = Store(pg_url)
+    store.upgrade()
+    store.save_law(mini_gdpr())
+    env = {**os.environ, **settings_env, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    thief = subprocess.Popen(
+        [sys.executable, "-c", _THIEF, redis_url, queue], cwd=REPO, env=env, stdout=subprocess.PIPE
+    )
+    worker = None
+    try:
+        uploads = [Upload(f"policy-{n}.txt", _document(n), "text/plain") for n in range(2)]
+        job = submit_audit_job(
+            store, uploads, CeleryDispatcher(redis_url), params=AuditJobParams(model=str(model)), by="t"
+        )
+        assert thief.stdout is not None
+        assert thief.stdout.readline().startswith(b"took")
+        took = time.monotonic()
+        thief.send_signal(signal.SIGKILL)
+        thief.wait(10)
+        assert _unacked_messages(redis_url, queue) == 1
+        worker = _worker("beta@test", env, model, tmp_path / "beta.log")
+        assert all(i.status == "queued" for i in store.list_job_items(job.id))
+
+        def finished() -> bool:
+            return store.get_job(job.id).finished_at is not None
+
+        # visibility timeout + one sweep (a third of it) + the worker's start, with room; kombu's default
+        # sweep would take until about 100 s after the worker started
+        _wait(finished, 60, "the job to finish after the stranded message came back", poll=0.5)
+        print(f"job finished {time.monotonic() - took:.1f}s after the message was taken")
+        assert store.get_job(job.id).counts["done"] == 2
+        assert _unacked_messages(redis_url, queue) == 0
+    finally:
+        for proc in (thief, worker):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(15)
+        store.dispose()
+        _forget_queue(redis_url, queue)

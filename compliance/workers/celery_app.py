@@ -5,8 +5,14 @@ Delivery guarantees, and who gives them:
 * ``task_acks_late`` + ``task_reject_on_worker_lost``: a task is acknowledged only after it ran, so a worker
   killed mid-document leaves its message unacknowledged; the broker re-delivers it (Redis: after
   ``COMPLIANCE_BROKER_VISIBILITY_TIMEOUT``).
-* ``worker_prefetch_multiplier = 1`` with the solo pool: a worker holds one message at a time, so a killed
-  worker strands at most its current document.
+* ``worker_prefetch_multiplier = 1`` with the solo pool and ``--concurrency=1`` (Celery's default concurrency is
+  the CPU count even for the solo pool, and it reserves concurrency × multiplier messages): a worker holds one
+  message at a time, so a killed worker strands at most its current document.
+* A message delivered to a worker that dies before it claims the item (the gap between delivery and claim) is
+  out of the lease's reach: the item is still ``queued``. Redis gives it back after the visibility timeout, on
+  its restore sweep; kombu's default sweep scans only every tenth tick, about every 100 s, and a sweep whose
+  worker died holding the sweep's lock blocks the others for 300 s. The sweep here scans on each tick
+  (every 10 s, or a third of a shorter visibility timeout) and its lock expires after 30 s.
 * The item's lease (:meth:`compliance.store.Store.claim_job_item`): every worker checks for items whose lease
   expired (:func:`compliance.app.jobs.recover_stale_items`) and queues them again, so recovery does not wait for
   the broker's visibility timeout; a re-delivered task whose item is finished stores nothing.
@@ -65,7 +71,7 @@ def celery_app(broker_url: str) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
         broker_connection_retry_on_startup=True,
         broker_connection_timeout=5,
-        broker_transport_options={"visibility_timeout": settings.broker_visibility_timeout},
+        broker_transport_options=_transport_options(settings.broker_visibility_timeout),
         task_publish_retry_policy={
             "max_retries": 3,
             "interval_start": 0,
@@ -87,6 +93,16 @@ def celery_app(broker_url: str) -> Celery:
         return {"item": item_id, "status": outcome.status}
 
     return app
+
+
+def _transport_options(visibility_timeout: int) -> dict[str, Any]:
+    """Redis transport options: the visibility timeout, and a restore sweep that scans on each tick."""
+    return {
+        "visibility_timeout": visibility_timeout,
+        "unacked_restore_interval": max(1, min(10, visibility_timeout // 3)),
+        "unacked_restore_throttle": 1,
+        "unacked_mutex_expire": 30,
+    }
 
 
 @lru_cache(maxsize=1)
@@ -191,6 +207,7 @@ def run_worker(
     argv = [
         "worker",
         "--pool=solo",
+        "--concurrency=1",  # one reserved message (see the module docstring)
         f"--loglevel={loglevel}",
         f"--hostname={name or _worker_name()}",
         f"--queues={_queue()}",
