@@ -34,6 +34,7 @@ LEGACY = AlertConfig(
     recital_weight=1.0,
     cross_reference_discount=0.0,
     framing_weight=1.0,
+    authority_weight=1.0,
     alert_budget=None,
     review_budget=None,
 )

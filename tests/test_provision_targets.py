@@ -375,3 +375,69 @@ def test_provision_picks_equal_the_best_passage_per_provision(gdpr_xml: Path) ->
                 )
                 checked += 1
     assert checked > 100
+
+
+def test_passage_weights_put_duties_of_public_bodies_below_duties_of_entities() -> None:
+    """A provision whose every duty falls on a public body ("The CSIRTs shall …") is weighted by
+    ``authority_weight``; a point is read with the paragraph that introduces it; a Member State's duty passed on
+    to the entities ("Member States shall ensure that entities take …") keeps its full weight."""
+    from dataclasses import replace
+
+    from compliance.alerts.engine import AlertConfig, _passage_weights
+
+    law = replace(
+        LAW,
+        provisions=(
+            *LAW.provisions,
+            Provision("article", "art:5", "5", "", title="Requirements and tasks of CSIRTs"),
+            Provision(
+                "paragraph", "art:5/par:1", "1", "The CSIRTs shall have the following tasks:", "", "art:5"
+            ),
+            Provision(
+                "point", "art:5/par:1/pt:a", "a", "monitoring and analysing cyber threats;", "", "art:5/par:1"
+            ),
+            Provision(
+                "paragraph",
+                "art:5/par:2",
+                "2",
+                "Member States shall ensure that essential entities notify their CSIRT without undue delay.",
+                "",
+                "art:5",
+            ),
+        ),
+    )
+    owners = ["art:5/par:1", "art:5/par:1/pt:a", "art:5/par:2", "art:1/par:1"]
+    config = AlertConfig(authority_weight=0.8)
+    weights, _ = _passage_weights(law, owners, config)
+    assert list(weights) == pytest.approx([0.8, 0.8, 1.0, 1.0])
+    neutral, _ = _passage_weights(law, owners, replace(config, authority_weight=1.0))
+    assert list(neutral) == [1.0] * 4
+    with pytest.raises(Exception, match="authority_weight"):
+        AlertConfig(authority_weight=1.5)
+
+
+def test_the_picker_names_the_provision_that_obliges_the_organisation(gdpr_xml: Path) -> None:
+    """Within GDPR Art. 28, "A supervisory authority may adopt standard contractual clauses" (28(8)) shares the
+    most words with a control on standard clauses; weighted as a duty of a public body, the contract "based on
+    standard contractual clauses" (28(6)) is named. A provision obliging the controller is not touched."""
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+    from compliance.linking.provisions import ProvisionPicker
+    from compliance.rules import load_law_file
+    from compliance.rules.addressees import AUTHORITY_WEIGHT
+
+    law = load_law_file(gdpr_xml)
+    plain, weighted = ProvisionPicker(law), ProvisionPicker(law, authority_weight=AUTHORITY_WEIGHT)
+    text = "Processing agreements with suppliers are based on the standard contractual clauses."
+    assert (plain.pick(text, "art:28") or _none()).key == "art:28/par:8"
+    assert (weighted.pick(text, "art:28") or _none()).key == "art:28/par:6"
+    encrypted = "Laptops are encrypted at rest."
+    assert (weighted.pick(encrypted, 32) or _none()).key == (plain.pick(encrypted, 32) or _none()).key
+    assert ClassifierLinkConfig().provision_authority_weight == AUTHORITY_WEIGHT < 1.0
+    with pytest.raises(Exception, match="authority_weight"):
+        ProvisionPicker(law, authority_weight=0.0)
+    with pytest.raises(Exception, match="authority_weight"):
+        ClassifierLinkConfig(provision_authority_weight=2.0)
+
+
+def _none() -> Any:
+    raise AssertionError("no provision picked")

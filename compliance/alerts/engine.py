@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compliance.errors import ConfigurationError
+from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.rules.passages import provision_passages, windows_of
 from compliance.text import snippet
 
@@ -95,6 +96,12 @@ class AlertConfig:
             its title says "Definitions", "Scope" or "Subject matter" (GDPR Art. 4, ePrivacy Art. 2, NIS2 Art. 2
             and 6) — is multiplied by this: a definition explains a term and a scope clause says whom the act
             covers, so a control that uses the term or names the GDPR is not affected by them.
+        authority_weight: the similarity of a passage whose duties all fall on public bodies — "The CSIRTs shall
+            …", "the single point of contact shall forward …", "Member States shall designate …", read from the
+            provision's modal clauses (:func:`compliance.rules.addressees.addresses_public_bodies`; a point is
+            read with the paragraph that introduces it) — is multiplied by this: it says how the state acts, and
+            a control of an organisation that reads like it is not affected by it. "Member States shall ensure
+            that essential and important entities take …" obliges the entities and keeps its weight.
         article_cross_reference_discount: the same discount for an article's paragraphs and points (default
             0: an article that cites another act still obliges, e.g. ePrivacy Art. 5(3) and 13(2); measured in
             docs/alerts.md).
@@ -131,6 +138,7 @@ class AlertConfig:
     recital_weight: float = 0.9
     cross_reference_discount: float = 0.5
     framing_weight: float = 0.85
+    authority_weight: float = AUTHORITY_WEIGHT
     article_cross_reference_discount: float = 0.0
     point_lead_words: int = 0
     within_article: str = "dense"
@@ -147,8 +155,9 @@ class AlertConfig:
             raise ConfigurationError("passage_level must be 'provision' or 'article'")
         if not 0.0 < self.recital_weight <= 1.0:
             raise ConfigurationError("recital_weight must be in (0, 1]")
-        if not 0.0 < self.framing_weight <= 1.0:
-            raise ConfigurationError("framing_weight must be in (0, 1]")
+        for name in ("framing_weight", "authority_weight"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ConfigurationError(f"{name} must be in (0, 1]")
         for discount in (self.cross_reference_discount, self.article_cross_reference_discount):
             if not 0.0 <= discount <= 1.0:
                 raise ConfigurationError("a cross-reference discount must be in [0, 1]")
@@ -283,6 +292,7 @@ def _own_number(law: Law) -> str | None:
 
 def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tuple[np.ndarray, list[float]]:
     """Per passage: the weight its similarity is multiplied by, and the recital's cross-reference share."""
+    from compliance.rules.addressees import addresses_public_bodies, provision_duty_text
     from compliance.rules.references import foreign_reference_share
 
     own = _own_number(law)
@@ -290,6 +300,7 @@ def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tu
     shares: list[float] = []
     cache: dict[str, float] = {}
     framing: dict[str, bool] = {}
+    public: dict[str, bool] = {}
     for i, key in enumerate(owners):
         recital = key.startswith("rec:")
         discount = config.cross_reference_discount if recital else config.article_cross_reference_discount
@@ -305,6 +316,11 @@ def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tu
                 framing[article] = bool(_FRAMING.search(law.get(article).title or ""))
             if framing[article]:
                 kind = config.framing_weight
+        if not recital and config.authority_weight < 1.0 and key.startswith("art:"):
+            if key not in public:
+                public[key] = addresses_public_bodies(provision_duty_text(law, key))
+            if public[key]:
+                kind *= config.authority_weight
         weights[i] = kind * (1.0 - discount * share)
         shares.append(share)
     return weights, shares

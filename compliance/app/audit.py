@@ -194,7 +194,11 @@ def audit_documents(
     run_config["vectors"] = space.id if space is not None else None
     level = corroboration(classifier) if config.corroborate else None
     run_config["corroboration"] = level
-    picker = _LazyPicker(store, law_id, classifier) if provision_targets or level is not None else None
+    picker = (
+        _LazyPicker(store, law_id, classifier, config.provision_authority_weight)
+        if provision_targets or level is not None
+        else None
+    )
     with store.run("audit", run_config, model=model_info) as run:
         # paragraphs of many documents meet in full, length-sorted batches (LengthBatcher); a document's links
         # are stored as soon as its last paragraph is classified
@@ -462,13 +466,16 @@ class _LazyPicker:
     the classifier's encoder names the right paragraph or point for 0.56 of the paragraphs, BM25 alone 0.41,
     docs/officer.md)."""
 
-    def __init__(self, store: Store, law_id: int, classifier: ArticleClassifier) -> None:
+    def __init__(
+        self, store: Store, law_id: int, classifier: ArticleClassifier, authority_weight: float = 1.0
+    ) -> None:
         self.store, self.law_id, self.classifier = store, law_id, classifier
+        self.authority_weight = authority_weight
         self._picker: ProvisionPicker | None = None
 
     def _get(self) -> ProvisionPicker:
         if self._picker is None:
-            self._picker = _picker_for(self.store, self.law_id, self.classifier)
+            self._picker = _picker_for(self.store, self.law_id, self.classifier, self.authority_weight)
         return self._picker
 
     def article_cosines(self, result: ParagraphLinks) -> dict[int, float]:
@@ -493,27 +500,33 @@ class _LazyPicker:
         return out
 
 
-def _picker_for(store: Store, law_id: int, classifier: ArticleClassifier) -> ProvisionPicker:
+def _picker_for(
+    store: Store, law_id: int, classifier: ArticleClassifier, authority_weight: float = 1.0
+) -> ProvisionPicker:
     record = store.law_record(law_id)
-    return law_picker(classifier, record.checksum, lambda: store.get_law(law_id))
+    return law_picker(
+        classifier, record.checksum, lambda: store.get_law(law_id), authority_weight=authority_weight
+    )
 
 
-def law_picker(classifier: ArticleClassifier, checksum: str, law: Callable[[], Law]) -> ProvisionPicker:
+def law_picker(
+    classifier: ArticleClassifier, checksum: str, law: Callable[[], Law], *, authority_weight: float = 1.0
+) -> ProvisionPicker:
     """The provision picker over a law (``law()``, read only when the picker is not built yet) with the
-    classifier's encoder on its dense side, kept for this process by the law version's ``checksum`` and the
-    encoder's weights; the passages' vectors are embedded once per encoder and cached under the index
-    directory."""
+    classifier's encoder on its dense side, kept for this process by the law version's ``checksum``, the
+    encoder's weights and ``authority_weight`` (:class:`~compliance.linking.provisions.ProvisionPicker`); the
+    passages' vectors are embedded once per encoder and cached under the index directory."""
     from compliance.artifacts import weights_sha256
     from compliance.linking.provisions import ProvisionPicker, cached_passage_vectors
     from compliance.settings import get_settings
 
     encoder = classifier.encoder
     encoder_id = weights_sha256(Path(encoder.name)) or encoder.name
-    key = f"{checksum}:{encoder_id}"
+    key = f"{checksum}:{encoder_id}:{authority_weight:g}"
     with _PICKERS_LOCK:
         picker = _PICKERS.get(key)
     if picker is None:
-        picker = ProvisionPicker(law())
+        picker = ProvisionPicker(law(), authority_weight=authority_weight)
 
         def encode(texts: Sequence[str]) -> Any:
             return encoder.embed(texts).numpy()

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from compliance.errors import ConfigurationError
 from compliance.linking.specific import SpecificFirstConfig, specific_first_order
+from compliance.rules.addressees import AUTHORITY_WEIGHT
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier, ArticleScore
@@ -90,6 +91,10 @@ class ClassifierLinkConfig:
         propose_definitions: an article that defines the act's terms (GDPR Art. 4) may be proposed; False
             (default): it is held for review and, with ``own_evidence``, passed over like an umbrella on borrowed
             mass (:func:`defines_terms`).
+        provision_authority_weight: when the paragraph or point within a linked article is picked, one whose
+            duties fall on public bodies only (Art. 28(8): "A supervisory authority may adopt standard contractual
+            clauses") has its score multiplied by this, so that the provision obliging the organisation is named
+            (:class:`~compliance.linking.provisions.ProvisionPicker`); 1: no addressee is read.
     """
 
     top_k: int = 5
@@ -100,6 +105,7 @@ class ClassifierLinkConfig:
     own_evidence: bool = True
     corroborate: bool = True
     propose_definitions: bool = False
+    provision_authority_weight: float = AUTHORITY_WEIGHT
 
     def status_rules(self) -> StatusRules:
         """The keyword arguments of :func:`decide_links` (and the functions that decide statuses again) these
@@ -109,6 +115,10 @@ class ClassifierLinkConfig:
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 99:
             raise ConfigurationError(f"top_k must be in 1..99, got {self.top_k}")
+        if not 0.0 < self.provision_authority_weight <= 1.0:
+            raise ConfigurationError(
+                f"provision_authority_weight must be in (0, 1], got {self.provision_authority_weight}"
+            )
         if self.review_band is not None and not 0.0 <= self.review_band[0] <= self.review_band[1] <= 1.0:
             raise ConfigurationError(
                 f"review band must satisfy 0 <= low <= high <= 1, got {self.review_band}"

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from compliance.errors import ConfigurationError
+
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.retrieval.bm25 import BM25Index
     from compliance.rules.corpus import Law
@@ -67,6 +69,11 @@ class ProvisionPicker:
     encoder is given). ``passage_vectors`` gives the passages' vectors instead of encoding them (one row per
     :attr:`texts` entry, from a cache: :func:`cached_passage_vectors`); ``pick(..., vector=v)`` takes the text's
     vector from the caller (the audit's own forward pass) instead of encoding the text.
+
+    ``authority_weight``: a provision whose every duty falls on a public body (a supervisory authority's list,
+    the Commission's standard clauses, a CSIRT's reply: :func:`compliance.rules.addressees.addresses_public_bodies`)
+    has its score multiplied by this, so that within an article the provision that obliges the organisation is
+    named first; 1 (default) reads no addressee.
     """
 
     def __init__(
@@ -77,6 +84,7 @@ class ProvisionPicker:
         encode: Callable[[Sequence[str]], np.ndarray] | None = None,
         bm25_weight: float | None = None,
         passage_vectors: np.ndarray | None = None,
+        authority_weight: float = 1.0,
     ) -> None:
         from compliance.retrieval.bm25 import BM25Index
         from compliance.retrieval.types import Document
@@ -90,7 +98,11 @@ class ProvisionPicker:
         self._by_article: dict[str, list[int]] = defaultdict(list)
         for i, owner in enumerate(owners):
             self._by_article[owner.split("/", 1)[0]].append(i)
+        if not 0.0 < authority_weight <= 1.0:
+            raise ConfigurationError(f"authority_weight must be in (0, 1], got {authority_weight}")
+        self.authority_weight = float(authority_weight)
         self._plans: dict[str, tuple[np.ndarray, np.ndarray, list[str]] | None] = {}
+        self._weights: dict[str, np.ndarray] = {}
         self.index: BM25Index = BM25Index.build([Document(str(i), t) for i, t in enumerate(texts)])
         self.encode: Callable[[Sequence[str]], np.ndarray] | None = None
         self.bm25_weight = 1.0
@@ -154,6 +166,8 @@ class ProvisionPicker:
         # each provision's best passage (at least 0), provisions in order of their first passage
         best = np.zeros(len(owners))
         np.maximum.at(best, owner_of_row, np.asarray(self._scores(text, rows, vector), dtype=np.float64))
+        if self.authority_weight < 1.0:
+            best *= self._provision_weights(key, owners)
         order = np.argsort(-best, kind="stable")
         ranked = best[order]
         score = float(ranked[0])
@@ -183,6 +197,24 @@ class ProvisionPicker:
                 )
             self._plans[key] = plan
         return plan
+
+    def _provision_weights(self, key: str, owners: Sequence[str]) -> np.ndarray:
+        """Per provision of article ``key``: ``authority_weight`` where its duties fall on public bodies only, else
+        1 (read once per article)."""
+        weights = self._weights.get(key)
+        if weights is None:
+            from compliance.rules.addressees import addresses_public_bodies, provision_duty_text
+
+            weights = np.asarray(
+                [
+                    self.authority_weight
+                    if addresses_public_bodies(provision_duty_text(self.law, o))
+                    else 1.0
+                    for o in owners
+                ]
+            )
+            self._weights[key] = weights
+        return weights
 
     def _bm25(self, text: str) -> np.ndarray:
         """BM25 scores of ``text`` against every passage; the last text's are kept, since a paragraph's linked

@@ -1,0 +1,151 @@
+"""Who a provision obliges: the organisations the act regulates, or only public bodies.
+
+EU acts address duties in a few fixed forms. A regulation names its addressee ("The controller shall …", "Each
+supervisory authority shall …"); a directive addresses the Member States, which pass the duty on ("Member States
+shall ensure that essential and important entities take …") or keep it ("Member States shall designate …"). A
+control paragraph of an organisation implements the first kind; a provision whose every duty falls on public
+bodies — the Member States, the Commission, authorities, CSIRTs, the Board — explains how the state acts (an
+authority's reply to a notification, its supervisory powers, the Commission's implementing acts), and a control
+that reads like it is not affected by it.
+
+:func:`duty_holders` reads each modal clause (``shall`` / ``may`` / ``must``) of a text: the subject is the noun
+phrase before the modal, after the clause's last comma; where a public body "shall ensure that" or "shall
+require" something, the duty passes to what follows. :func:`addresses_public_bodies` is true when the text has at
+least one such clause and every holder is a public body. A provision with no modal clause (a point of a list, a
+definition) is judged by the text that introduces it (:func:`provision_duty_text`).
+
+The public bodies are the institutional roles of EU legislative drafting, the same in every act; the regulated
+addressee (controller, provider, entity, undertaking, firm …) differs from act to act and is whatever is not one of
+them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.rules.model import Law
+
+__all__ = [
+    "AUTHORITY_WEIGHT",
+    "addresses_public_bodies",
+    "duty_holders",
+    "is_public_body",
+    "provision_duty_text",
+]
+
+#: what a provision addressed to public bodies only is weighted by where a control is matched to provisions: the
+#: alert ranking (``AlertConfig.authority_weight``) and the paragraph or point named within a linked article
+#: (``ClassifierLinkConfig.provision_authority_weight``); the framing articles' weight, not tuned (0.7 measured the
+#: same on the NIS2 and ePrivacy expectations, docs/alerts.md)
+AUTHORITY_WEIGHT = 0.85
+
+#: the institutional roles of EU acts (singular or plural, any case)
+_PUBLIC = re.compile(
+    r"\b(?:member\s+states?|(?:\w+\s+)?authorit(?:y|ies)|csirts?|enisa|europol|single\s+points?\s+of\s+contact|"
+    r"courts?|tribunals?|european\s+parliament|esma|eba|eiopa|berec|ombudsman)\b",
+    re.IGNORECASE,
+)
+#: the institutions EU acts capitalise ("the Commission", "the Board", "the Cooperation Group"), case as written,
+#: so that a firm's "management board" is not one of them
+_INSTITUTION = re.compile(
+    r"\b(?:Commission|Board|Agency|Council|Committee|Cooperation Group|CSIRTs network)\b"
+)
+#: where a subject's head noun phrase ends ("the competent authorities | referred to in …", "the free movement |
+#: of personal data within the Union"); "single point of contact" is one noun
+_HEAD_END = re.compile(
+    r"\b(?:of|by|within|under|referred|pursuant|in|to|with|from|as|on|for|against|concerning|adopted|which|who)\b",
+    re.IGNORECASE,
+)
+_COMPOUND = re.compile(r"points?\s+of\s+contact", re.IGNORECASE)
+_COMPOUND_TOKEN = "pointsofcontact"
+_DETERMINER = re.compile(
+    r"^(?:the|a|an|each|every|any|all|their|its|his|her|that|those|these|this)$", re.IGNORECASE
+)
+_HEAD_WORDS = 4
+#: a pronoun subject says nothing of its own about who is obliged
+_PRONOUN = re.compile(r"^(?:it|they|he|she|this|these|those|each|either)$", re.IGNORECASE)
+#: "… shall be based on …, and shall include …": the same holder as the clause before
+_CONTINUES = re.compile(r"^(?:and|or|but|and/or)(?:\s|$)", re.IGNORECASE)
+_MODAL = re.compile(r"\b(?:shall|may|must)\b(?:\s+not)?", re.IGNORECASE)
+#: "shall ensure that X …", "shall require X to …", "shall oblige X to …": the duty passes to X
+_PASS_ON = re.compile(
+    r"^\s*(?:\w+\s+){0,2}?(?:(?:ensure|provide)\s+that\b|(?:require|oblige)\b)", re.IGNORECASE
+)
+#: "the guidance shall be provided by the competent authority": the agent holds the duty
+_PASSIVE_AGENT = re.compile(r"^\s*be\s+\w+(?:\s+\w+)?\s+by\s+", re.IGNORECASE)
+_CLAUSE_START = re.compile(r"[.;:,\n]")
+_PARENS = re.compile(r"\([^()]*\)")
+_WORDS_AFTER = 5  # the subject of the clause that follows, before its verb's object
+
+
+def is_public_body(phrase: str) -> bool:
+    """Whether a subject phrase's head names a public body (a Member State, an authority, the Commission …): "the
+    competent authorities referred to in paragraph 1" does, "the free movement of personal data within the Union"
+    does not."""
+    head = _HEAD_END.split(_COMPOUND.sub(_COMPOUND_TOKEN, phrase), 1)[0]
+    words = head.split()
+    while words and _DETERMINER.match(words[0]):
+        words.pop(0)
+    # the noun phrase, not the verb and object after it ("essential entities notify their CSIRT")
+    head = " ".join(words[:_HEAD_WORDS]).replace(_COMPOUND_TOKEN, "points of contact")
+    return bool(_PUBLIC.search(head) or _INSTITUTION.search(head))
+
+
+def _subject_before(text: str, end: int) -> str:
+    """The phrase before position ``end`` back to the clause's start (the last comma, semicolon …); a pronoun
+    ("…, it shall") or an inserted phrase ("Member States, in accordance with national law, shall") is passed over
+    for the segment before it; "and" alone (", and shall include") is returned as it is."""
+    segments = [seg.strip() for seg in _CLAUSE_START.split(text[:end])]
+    if _CONTINUES.match(segments[-1]):
+        return segments[-1]
+    for seg in reversed(segments[-3:]):
+        if seg and not _PRONOUN.match(seg):
+            return seg
+    return ""
+
+
+def duty_holders(text: str) -> list[tuple[str, bool]]:
+    """Each modal clause's duty holder in ``text``: ``(phrase, is a public body)``, in order. A clause that goes on
+    from the one before ("…, and shall include") has that clause's holder; where a public body "shall ensure
+    that" or "shall require" something, the holder is what follows (up to five words, before any comma: "shall
+    ensure that, when considering …, those entities take …" cannot be read and is not taken for a public body); in
+    the passive, the agent ("… shall be provided by the competent authority")."""
+    clean = _PARENS.sub(" ", text)
+    out: list[tuple[str, bool]] = []
+    for m in _MODAL.finditer(clean):
+        subject = _subject_before(clean, m.start())
+        if not subject or _CONTINUES.match(subject):
+            if out and subject:
+                out.append(out[-1])
+            continue
+        public = is_public_body(subject)
+        rest = clean[m.end() :]
+        agent = _PASSIVE_AGENT.match(rest)
+        if agent:  # "the guidance shall be provided by the competent authority": the authority
+            subject = " ".join(_CLAUSE_START.split(rest[agent.end() :], 1)[0].split()[:_WORDS_AFTER])
+            public = is_public_body(subject)
+        passed = _PASS_ON.match(rest)
+        if public and passed:  # "Member States shall ensure that essential entities take …": the entities
+            following = " ".join(_CLAUSE_START.split(rest[passed.end() :], 1)[0].split()[:_WORDS_AFTER])
+            subject, public = following, bool(following) and is_public_body(following)
+        out.append((subject, public))
+    return out
+
+
+def addresses_public_bodies(text: str) -> bool:
+    """True when ``text`` has a modal clause and every one of them obliges (or permits) a public body only."""
+    holders = duty_holders(text)
+    return bool(holders) and all(public for _, public in holders)
+
+
+def provision_duty_text(law: Law, key: str) -> str:
+    """The text that states a provision's duty: its own text when it has a modal clause, otherwise that of the
+    provision it belongs to (a point's paragraph, a paragraph's article), nearest first."""
+    parts = key.split("/")
+    for n in range(len(parts), 0, -1):
+        text = law.text_of("/".join(parts[:n]))
+        if _MODAL.search(text):
+            return text
+    return law.text_of(key)

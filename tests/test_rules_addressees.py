@@ -1,0 +1,123 @@
+"""Who a provision obliges (compliance.rules.addressees): the regulated organisations, or only public bodies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compliance.rules.addressees import (
+    addresses_public_bodies,
+    duty_holders,
+    is_public_body,
+    provision_duty_text,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "public"),
+    [
+        # a regulation names its addressee
+        ("The controller shall implement appropriate technical and organisational measures.", False),
+        ("Each supervisory authority shall have all of the following investigative powers.", True),
+        ("The Board shall adopt its own rules of procedure by a two-thirds majority.", True),
+        # a directive addresses the Member States, which pass the duty on or keep it
+        (
+            "Member States shall ensure that essential and important entities take appropriate measures.",
+            False,
+        ),
+        (
+            "Member States shall ensure that their competent authorities effectively supervise compliance.",
+            True,
+        ),
+        ("Each Member State shall designate or establish a single point of contact.", True),
+        (
+            "Member States shall require the entities referred to in that paragraph to submit information.",
+            False,
+        ),
+        # the subject's head decides, not a body named inside it
+        ("The competent authorities referred to in paragraph 1 shall monitor the implementation.", True),
+        (
+            "The free movement of personal data within the Union shall be neither restricted nor prohibited.",
+            False,
+        ),
+        ("At the request of the CSIRT, the single point of contact shall forward notifications.", True),
+        # a firm's board is not the Board
+        ("The management board of the investment firm shall approve the policy.", False),
+        # a clause that goes on from the one before keeps its holder
+        (
+            "The measures referred to in paragraph 1 shall be based on an all-hazards approach, and shall include "
+            "at least the following.",
+            False,
+        ),
+        ("The CSIRTs shall cooperate with one another, and may exchange relevant information.", True),
+        # mixed holders: not only public bodies
+        ("The CSIRT shall provide a response. The entity concerned shall submit a final report.", False),
+        # the holder after "ensure that" cannot be read: not taken for a public body
+        (
+            "Member States shall ensure that, when considering which measures are appropriate, those entities take "
+            "into account the vulnerabilities.",
+            False,
+        ),
+        # in the passive, the agent holds the duty
+        (
+            "The CSIRT shall reply. Where it is not the recipient, the guidance shall be provided by the competent "
+            "authority.",
+            True,
+        ),
+        ("Incidents shall be reported by the entities concerned within 24 hours.", False),
+        # no modal clause: nothing to read
+        ("'incident' means an event compromising the availability of data.", False),
+    ],
+)
+def test_who_a_provision_obliges(text: str, public: bool) -> None:
+    assert addresses_public_bodies(text) is public, duty_holders(text)
+
+
+def test_public_bodies_are_read_from_the_head_of_the_subject() -> None:
+    assert is_public_body("the lead supervisory authority")
+    assert is_public_body("ENISA") and is_public_body("their CSIRTs")
+    assert is_public_body("the Commission") and not is_public_body("the commission paid to the broker")
+    assert not is_public_body("essential and important entities")
+    assert not is_public_body("the provider of a publicly available electronic communications service")
+    assert duty_holders("Where a supervisory authority requests it, the processor shall assist.") == [
+        ("the processor", False)
+    ]
+
+
+def test_nis2_obligations_of_entities_and_of_the_state(shared_data: Path) -> None:
+    """On the real NIS2 Directive: the entities' risk-management and reporting duties (Art. 21, 23(1)) oblige
+    the entities, a point is read with the paragraph that introduces it; the CSIRTs' and the single point of
+    contact's tasks, the Commission's and the Member States' own duties do not."""
+    from compliance.rules import load_law_file
+
+    nis2 = load_law_file(shared_data / "laws" / "eu" / "nis2.json")
+
+    def public(key: str) -> bool:
+        return addresses_public_bodies(provision_duty_text(nis2, key))
+
+    for key in (
+        "art:21/par:1",
+        "art:21/par:2",
+        "art:21/par:2/pt:c",
+        "art:21/par:2/pt:j",
+        "art:23/par:1",
+        "art:20/par:1",
+        "art:3/par:4/pt:b",
+    ):
+        assert not public(key), (key, duty_holders(provision_duty_text(nis2, key)))
+    for key in (
+        "art:10/par:4",
+        "art:23/par:8",
+        "art:23/par:9",
+        "art:8/par:2",
+        "art:7/par:3",
+        "art:4/par:3",
+        "art:32/par:8",
+    ):
+        assert public(key), (key, duty_holders(provision_duty_text(nis2, key)))
+    # a point without a modal clause of its own is read with its paragraph's text
+    assert provision_duty_text(nis2, "art:21/par:2/pt:c") == nis2.text_of("art:21/par:2")
+    articles = [p.key for p in nis2.provisions if p.kind == "paragraph" and p.key.startswith("art:")]
+    share = sum(public(k) for k in articles) / len(articles)
+    assert 0.2 < share < 0.6, share  # NIS2 is largely about what the state does
