@@ -84,6 +84,32 @@ def _worker(name: str, env: dict[str, str], model: Path, log: Path) -> subproces
     )
 
 
+def _job_setting(
+    redis_url: str, pg_url: str, monkeypatch: pytest.MonkeyPatch, **settings: str
+) -> tuple[str, Any, dict[str, str]]:
+    """A fresh queue name, the store (migrated, with the mini GDPR) and the workers' environment, the settings
+    (``COMPLIANCE_*`` names) set in this process too."""
+    from compliance.settings import reset_settings
+    from compliance.store import Store
+    from tests.fixtures.classifier.tiny import mini_gdpr
+
+    queue = f"compliance-test-{uuid.uuid4().hex[:8]}"
+    settings_env = {
+        "COMPLIANCE_DATABASE_URL": pg_url,
+        "COMPLIANCE_BROKER_URL": redis_url,
+        "COMPLIANCE_QUEUE": queue,
+        "COMPLIANCE_DEVICE": "cpu",
+        **settings,
+    }
+    for key, value in settings_env.items():
+        monkeypatch.setenv(key, value)
+    reset_settings()
+    store = Store(pg_url)
+    store.upgrade()
+    store.save_law(mini_gdpr())
+    return queue, store, {**os.environ, **settings_env, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+
+
 def _unacked_messages(redis_url: str, queue: str) -> int:
     """Messages of ``queue`` delivered to a consumer and not acknowledged (kombu's Redis ``unacked`` hash holds
     ``[message, exchange, routing key]`` per delivery tag)."""
@@ -125,28 +151,17 @@ def test_two_workers_one_killed_every_document_audited_once(
     pytest.importorskip("torch")
     from compliance.app.ingest import Upload
     from compliance.app.jobs import AuditJobParams, job_detail, submit_audit_job
-    from compliance.settings import reset_settings
-    from compliance.store import Store
     from compliance.workers.celery_app import CeleryDispatcher
-    from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+    from tests.fixtures.classifier.tiny import shared_tiny_classifier
 
     model = shared_tiny_classifier()
-    queue = f"compliance-test-{uuid.uuid4().hex[:8]}"
-    settings_env = {
-        "COMPLIANCE_DATABASE_URL": pg_url,
-        "COMPLIANCE_BROKER_URL": redis_url,
-        "COMPLIANCE_QUEUE": queue,
-        "COMPLIANCE_JOB_LEASE_SECONDS": "3",
-        "COMPLIANCE_BROKER_VISIBILITY_TIMEOUT": "15",
-        "COMPLIANCE_DEVICE": "cpu",
-    }
-    for key, value in settings_env.items():
-        monkeypatch.setenv(key, value)
-    reset_settings()
-    store = Store(pg_url)
-    store.upgrade()
-    store.save_law(mini_gdpr())
-    env = {**os.environ, **settings_env, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    queue, store, env = _job_setting(
+        redis_url,
+        pg_url,
+        monkeypatch,
+        COMPLIANCE_JOB_LEASE_SECONDS="3",
+        COMPLIANCE_BROKER_VISIBILITY_TIMEOUT="15",
+    )
     workers = {
         name: _worker(f"{name}@test", env, model, tmp_path / f"{name}.log") for name in ("alpha", "beta")
     }
@@ -241,30 +256,14 @@ def test_a_message_held_by_a_dead_consumer_comes_back_after_the_visibility_timeo
     pytest.importorskip("torch")
     from compliance.app.ingest import Upload
     from compliance.app.jobs import AuditJobParams, submit_audit_job
-    from compliance.settings import reset_settings
-    from compliance.store import Store
     from compliance.workers.celery_app import CeleryDispatcher
-    from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+    from tests.fixtures.classifier.tiny import shared_tiny_classifier
 
     model = shared_tiny_classifier()
-    queue = f"compliance-test-{uuid.uuid4().hex[:8]}"
-    visibility = (
-        20  # longer than the worker takes to start, so its first sweep cannot be the one that restores
+    # longer than the worker takes to start, so its first sweep cannot be the one that restores
+    queue, store, env = _job_setting(
+        redis_url, pg_url, monkeypatch, COMPLIANCE_BROKER_VISIBILITY_TIMEOUT="20"
     )
-    settings_env = {
-        "COMPLIANCE_DATABASE_URL": pg_url,
-        "COMPLIANCE_BROKER_URL": redis_url,
-        "COMPLIANCE_QUEUE": queue,
-        "COMPLIANCE_BROKER_VISIBILITY_TIMEOUT": str(visibility),
-        "COMPLIANCE_DEVICE": "cpu",
-    }
-    for key, value in settings_env.items():
-        monkeypatch.setenv(key, value)
-    reset_settings()
-    store = Store(pg_url)
-    store.upgrade()
-    store.save_law(mini_gdpr())
-    env = {**os.environ, **settings_env, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     thief = subprocess.Popen(
         [sys.executable, "-c", _THIEF, redis_url, queue], cwd=REPO, env=env, stdout=subprocess.PIPE
     )
