@@ -121,3 +121,12 @@ def test_nis2_obligations_of_entities_and_of_the_state(shared_data: Path) -> Non
     articles = [p.key for p in nis2.provisions if p.kind == "paragraph" and p.key.startswith("art:")]
     share = sum(public(k) for k in articles) / len(articles)
     assert 0.2 < share < 0.6, share  # NIS2 is largely about what the state does
+
+
+def test_articles_that_frame_the_act_oblige_nobody() -> None:
+    from compliance.rules.addressees import defines_terms, frames_the_act
+
+    assert defines_terms("Definitions") and frames_the_act("Definitions")
+    assert frames_the_act("Subject-matter and objectives") and frames_the_act("Material scope")
+    assert not defines_terms("Material scope") and not defines_terms(None)
+    assert not frames_the_act("Security of processing") and not frames_the_act(None)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -64,9 +63,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: the title of an article that frames the act ("Definitions", "Subject matter and scope", "Scope")
-_FRAMING = re.compile(r"\b(?:definitions?|scope|subject[- ]matter)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +288,7 @@ def _own_number(law: Law) -> str | None:
 
 def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tuple[np.ndarray, list[float]]:
     """Per passage: the weight its similarity is multiplied by, and the recital's cross-reference share."""
-    from compliance.rules.addressees import addresses_public_bodies, provision_duty_text
+    from compliance.rules.addressees import addresses_public_bodies, frames_the_act, provision_duty_text
     from compliance.rules.references import foreign_reference_share
 
     own = _own_number(law)
@@ -313,7 +309,7 @@ def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tu
         article = key.split("/", 1)[0]
         if not recital and config.framing_weight < 1.0 and article.startswith("art:"):
             if article not in framing:
-                framing[article] = bool(_FRAMING.search(law.get(article).title or ""))
+                framing[article] = frames_the_act(law.get(article).title)
             if framing[article]:
                 kind = config.framing_weight
         if not recital and config.authority_weight < 1.0 and key.startswith("art:"):

@@ -16,7 +16,6 @@ paragraph ↔ article links the store keeps, with a status from the model's revi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from compliance.errors import ConfigurationError
 from compliance.linking.specific import SpecificFirstConfig, specific_first_order
 from compliance.rules.addressees import AUTHORITY_WEIGHT
+from compliance.rules.addressees import defines_terms as defines_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier, ArticleScore
@@ -45,10 +45,8 @@ __all__ = [
 
 METHOD = "classifier"
 
+
 #: the title of an article that defines the act's terms (GDPR Art. 4 "Definitions")
-_DEFINITIONS = re.compile(r"\bdefinitions?\b", re.IGNORECASE)
-
-
 def defines_terms(score: ArticleScore) -> bool:
     """Whether the article defines the act's terms (its title says "Definitions"): a text that uses a defined
     term ("personal data", "consent", "processor") does not implement the definition, so such an article is held
@@ -57,8 +55,9 @@ def defines_terms(score: ArticleScore) -> bool:
 
 
 def definitions_title(title: str | None) -> bool:
-    """Whether an article title says "Definitions" (:func:`defines_terms`)."""
-    return bool(_DEFINITIONS.search(title or ""))
+    """Whether an article title says "Definitions" (:func:`defines_terms`;
+    :func:`compliance.rules.addressees.defines_terms`)."""
+    return defines_title(title)
 
 
 class StatusRules(TypedDict):

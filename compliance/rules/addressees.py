@@ -1,4 +1,8 @@
-"""Who a provision obliges: the organisations the act regulates, or only public bodies.
+"""Who a provision obliges: the organisations the act regulates, only public bodies, or nobody.
+
+An article that frames the act obliges nobody: its title says "Definitions", "Scope" or "Subject matter"
+(:func:`frames_the_act`; :func:`defines_terms` for the definitions alone). A text that uses a defined term or
+names the act is not affected by them.
 
 EU acts address duties in a few fixed forms. A regulation names its addressee ("The controller shall …", "Each
 supervisory authority shall …"); a directive addresses the Member States, which pass the duty on ("Member States
@@ -78,6 +82,20 @@ _PASSIVE_AGENT = re.compile(r"^\s*be\s+\w+(?:\s+\w+)?\s+by\s+", re.IGNORECASE)
 _CLAUSE_START = re.compile(r"[.;:,\n]")
 _PARENS = re.compile(r"\([^()]*\)")
 _WORDS_AFTER = 5  # the subject of the clause that follows, before its verb's object
+
+
+_DEFINES = re.compile(r"\bdefinitions?\b", re.IGNORECASE)
+_FRAMES = re.compile(r"\b(?:definitions?|scope|subject[- ]matter)\b", re.IGNORECASE)
+
+
+def defines_terms(title: str | None) -> bool:
+    """Whether an article's title says it defines the act's terms ("Definitions")."""
+    return bool(_DEFINES.search(title or ""))
+
+
+def frames_the_act(title: str | None) -> bool:
+    """Whether an article's title says it frames the act: "Definitions", "Scope", "Subject matter (and scope)"."""
+    return bool(_FRAMES.search(title or ""))
 
 
 def is_public_body(phrase: str) -> bool:
