@@ -13,10 +13,12 @@ authority's reply to a notification, its supervisory powers, the Commission's im
 that reads like it is not affected by it.
 
 :func:`duty_holders` reads each modal clause (``shall`` / ``may`` / ``must``) of a text: the subject is the noun
-phrase before the modal, after the clause's last comma; where a public body "shall ensure that" or "shall
-require" something, the duty passes to what follows. :func:`addresses_public_bodies` is true when the text has at
-least one such clause and every holder is a public body. A provision with no modal clause (a point of a list, a
-definition) is judged by the text that introduces it (:func:`provision_duty_text`).
+phrase before the modal, after the clause's last comma, judged by its head (the first words after the article:
+"the competent authorities referred to in …"); where a public body "shall ensure that" or "shall require"
+something, the duty passes to what follows; in the passive, to the agent ("shall be provided by the competent
+authority"); ", and shall …" keeps the clause before's holder. :func:`addresses_public_bodies` is true when the
+text has at least one such clause and every holder is a public body. A provision with no modal clause (a point of
+a list, a definition) is judged by the text that introduces it (:func:`provision_duty_text`).
 
 The public bodies are the institutional roles of EU legislative drafting, the same in every act; the regulated
 addressee (controller, provider, entity, undertaking, firm …) differs from act to act and is whatever is not one of
@@ -29,12 +31,14 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from compliance.rules.model import Law
+    from compliance.rules.corpus import Law
 
 __all__ = [
     "AUTHORITY_WEIGHT",
     "addresses_public_bodies",
+    "defines_terms",
     "duty_holders",
+    "frames_the_act",
     "is_public_body",
     "provision_duty_text",
 ]
@@ -82,8 +86,6 @@ _PASSIVE_AGENT = re.compile(r"^\s*be\s+\w+(?:\s+\w+)?\s+by\s+", re.IGNORECASE)
 _CLAUSE_START = re.compile(r"[.;:,\n]")
 _PARENS = re.compile(r"\([^()]*\)")
 _WORDS_AFTER = 5  # the subject of the clause that follows, before its verb's object
-
-
 _DEFINES = re.compile(r"\bdefinitions?\b", re.IGNORECASE)
 _FRAMES = re.compile(r"\b(?:definitions?|scope|subject[- ]matter)\b", re.IGNORECASE)
 
