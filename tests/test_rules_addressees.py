@@ -35,6 +35,11 @@ from compliance.rules.addressees import (
             "Member States shall require the entities referred to in that paragraph to submit information.",
             False,
         ),
+        (
+            "Member States shall provide by law for the controller to give the data subject information.",
+            False,
+        ),
+        ("Member States shall provide for the controller to implement appropriate measures.", False),
         # the subject's head decides, not a body named inside it
         ("The competent authorities referred to in paragraph 1 shall monitor the implementation.", True),
         (
@@ -42,6 +47,10 @@ from compliance.rules.addressees import (
             False,
         ),
         ("At the request of the CSIRT, the single point of contact shall forward notifications.", True),
+        # UK acts name their public bodies the same way
+        ("The Commissioner may, by written notice, require the controller to provide information.", True),
+        ("The Secretary of State may by regulations make provision about the fees.", True),
+        ("A controller must not charge a fee for a subject access request.", False),
         # a firm's board is not the Board
         ("The management board of the investment firm shall approve the policy.", False),
         # a clause that goes on from the one before keeps its holder

@@ -55,10 +55,11 @@ _PUBLIC = re.compile(
     r"courts?|tribunals?|european\s+parliament|esma|eba|eiopa|berec|ombudsman)\b",
     re.IGNORECASE,
 )
-#: the institutions EU acts capitalise ("the Commission", "the Board", "the Cooperation Group"), case as written,
-#: so that a firm's "management board" is not one of them
+#: the institutions acts capitalise ("the Commission", "the Board", "the Cooperation Group"; in UK acts "the
+#: Commissioner", "the Secretary of State"), case as written, so that a firm's "management board" is not one
 _INSTITUTION = re.compile(
-    r"\b(?:Commission|Board|Agency|Council|Committee|Cooperation Group|CSIRTs network)\b"
+    r"\b(?:Commission|Board|Agency|Council|Committee|Cooperation Group|CSIRTs network|Commissioner|"
+    r"Secretary of State|Minister|Treasury|OFCOM|Ofcom)\b"
 )
 #: where a subject's head noun phrase ends ("the competent authorities | referred to in …", "the free movement |
 #: of personal data within the Union"); "single point of contact" is one noun
@@ -66,8 +67,8 @@ _HEAD_END = re.compile(
     r"\b(?:of|by|within|under|referred|pursuant|in|to|with|from|as|on|for|against|concerning|adopted|which|who)\b",
     re.IGNORECASE,
 )
-_COMPOUND = re.compile(r"points?\s+of\s+contact", re.IGNORECASE)
-_COMPOUND_TOKEN = "pointsofcontact"
+#: nouns with "of" inside, kept whole when the head is cut ("single point of contact", "Secretary of State")
+_COMPOUND = re.compile(r"\b(points?|Secretary)\s+of\s+(contact|State)\b", re.IGNORECASE)
 _DETERMINER = re.compile(
     r"^(?:the|a|an|each|every|any|all|their|its|his|her|that|those|these|this)$", re.IGNORECASE
 )
@@ -77,9 +78,10 @@ _PRONOUN = re.compile(r"^(?:it|they|he|she|this|these|those|each|either)$", re.I
 #: "… shall be based on …, and shall include …": the same holder as the clause before
 _CONTINUES = re.compile(r"^(?:and|or|but|and/or)(?:\s|$)", re.IGNORECASE)
 _MODAL = re.compile(r"\b(?:shall|may|must)\b(?:\s+not)?", re.IGNORECASE)
-#: "shall ensure that X …", "shall require X to …", "shall oblige X to …": the duty passes to X
+#: "shall ensure that X …", "shall provide (by law) for X to …", "shall require X to …": the duty passes to X
 _PASS_ON = re.compile(
-    r"^\s*(?:\w+\s+){0,2}?(?:(?:ensure|provide)\s+that\b|(?:require|oblige)\b)", re.IGNORECASE
+    r"^\s*(?:\w+\s+){0,2}?(?:(?:ensure|provide)\s+that\b|provide\s+(?:by\s+law\s+)?for\b|(?:require|oblige)\b)",
+    re.IGNORECASE,
 )
 #: "the guidance shall be provided by the competent authority": the agent holds the duty
 _PASSIVE_AGENT = re.compile(r"^\s*be\s+\w+(?:\s+\w+)?\s+by\s+", re.IGNORECASE)
@@ -104,12 +106,12 @@ def is_public_body(phrase: str) -> bool:
     """Whether a subject phrase's head names a public body (a Member State, an authority, the Commission …): "the
     competent authorities referred to in paragraph 1" does, "the free movement of personal data within the Union"
     does not."""
-    head = _HEAD_END.split(_COMPOUND.sub(_COMPOUND_TOKEN, phrase), 1)[0]
+    head = _HEAD_END.split(_COMPOUND.sub(r"\1_of_\2", phrase), 1)[0]
     words = head.split()
     while words and _DETERMINER.match(words[0]):
         words.pop(0)
     # the noun phrase, not the verb and object after it ("essential entities notify their CSIRT")
-    head = " ".join(words[:_HEAD_WORDS]).replace(_COMPOUND_TOKEN, "points of contact")
+    head = " ".join(words[:_HEAD_WORDS]).replace("_of_", " of ")
     return bool(_PUBLIC.search(head) or _INSTITUTION.search(head))
 
 
