@@ -36,6 +36,7 @@ from compliance.linking.classifier_links import (
     specific_first_links,
 )
 from compliance.progress import bar
+from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.runtime import LengthBatcher
 from compliance.store import NewLink, ParagraphVectors
 
@@ -467,7 +468,7 @@ class _LazyPicker:
     docs/officer.md)."""
 
     def __init__(
-        self, store: Store, law_id: int, classifier: ArticleClassifier, authority_weight: float = 1.0
+        self, store: Store, law_id: int, classifier: ArticleClassifier, authority_weight: float
     ) -> None:
         self.store, self.law_id, self.classifier = store, law_id, classifier
         self.authority_weight = authority_weight
@@ -501,7 +502,7 @@ class _LazyPicker:
 
 
 def _picker_for(
-    store: Store, law_id: int, classifier: ArticleClassifier, authority_weight: float = 1.0
+    store: Store, law_id: int, classifier: ArticleClassifier, authority_weight: float = AUTHORITY_WEIGHT
 ) -> ProvisionPicker:
     record = store.law_record(law_id)
     return law_picker(
@@ -510,7 +511,11 @@ def _picker_for(
 
 
 def law_picker(
-    classifier: ArticleClassifier, checksum: str, law: Callable[[], Law], *, authority_weight: float = 1.0
+    classifier: ArticleClassifier,
+    checksum: str,
+    law: Callable[[], Law],
+    *,
+    authority_weight: float = AUTHORITY_WEIGHT,
 ) -> ProvisionPicker:
     """The provision picker over a law (``law()``, read only when the picker is not built yet) with the
     classifier's encoder on its dense side, kept for this process by the law version's ``checksum``, the

@@ -74,9 +74,9 @@ def held_for_review(evidence: Mapping[str, Any]) -> str | None:
     paragraph's wording is too far from the article's (``components.text_cosine`` below the ``corroboration``
     level the audit used), or a principle umbrella ranked high on its member articles' mass (``components.own``
     far below the score). None when the evidence says none of these."""
-    from compliance.linking.classifier_links import definitions_title
+    from compliance.rules.addressees import defines_terms
 
-    if evidence.get("definitions") == "review" and definitions_title(evidence.get("title")):
+    if evidence.get("definitions") == "review" and defines_terms(evidence.get("title")):
         return "a definition: a paragraph that uses a defined term does not implement the definition"
     components = evidence.get("components")
     if not isinstance(components, Mapping):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from compliance.errors import ConfigurationError
 from compliance.linking.specific import SpecificFirstConfig, specific_first_order
 from compliance.rules.addressees import AUTHORITY_WEIGHT
-from compliance.rules.addressees import defines_terms as defines_title
+from compliance.rules.addressees import defines_terms as _defines_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier, ArticleScore
@@ -37,7 +37,6 @@ __all__ = [
     "corroborate_links",
     "decide_links",
     "defines_terms",
-    "definitions_title",
     "link_status",
     "own_evidence",
     "specific_first_links",
@@ -46,18 +45,12 @@ __all__ = [
 METHOD = "classifier"
 
 
-#: the title of an article that defines the act's terms (GDPR Art. 4 "Definitions")
 def defines_terms(score: ArticleScore) -> bool:
-    """Whether the article defines the act's terms (its title says "Definitions"): a text that uses a defined
-    term ("personal data", "consent", "processor") does not implement the definition, so such an article is held
-    for review, never proposed, unless ``ClassifierLinkConfig.propose_definitions``."""
-    return definitions_title(score.title)
-
-
-def definitions_title(title: str | None) -> bool:
-    """Whether an article title says "Definitions" (:func:`defines_terms`;
-    :func:`compliance.rules.addressees.defines_terms`)."""
-    return defines_title(title)
+    """Whether the article defines the act's terms (its title says "Definitions",
+    :func:`compliance.rules.addressees.defines_terms`): a text that uses a defined term ("personal data",
+    "consent", "processor") does not implement the definition, so such an article is held for review, never
+    proposed, unless ``ClassifierLinkConfig.propose_definitions``."""
+    return _defines_title(score.title)
 
 
 class StatusRules(TypedDict):
