@@ -441,3 +441,33 @@ def test_the_picker_names_the_provision_that_obliges_the_organisation(gdpr_xml: 
 
 def _none() -> Any:
     raise AssertionError("no provision picked")
+
+
+def test_cosines_follow_each_vector_and_each_attached_set_of_passage_vectors(gdpr_xml: Path) -> None:
+    """The picker keeps the last paragraph's cosines with every passage (an audit asks for one paragraph's
+    articles, then picks within them): each new vector, a vector asked for again after another, and passage
+    vectors attached anew all give the cosines computed directly."""
+    from compliance.linking.provisions import ProvisionPicker
+    from compliance.rules import load_law_file
+
+    law = load_law_file(gdpr_xml)
+    rng = np.random.default_rng(3)
+
+    def unit(rows: int) -> np.ndarray:
+        m = rng.normal(size=(rows, 8)).astype(np.float32)
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+    picker = ProvisionPicker(law)
+    first = unit(len(picker.texts))
+    picker.attach_vectors(first)
+    v1, v2 = unit(1)[0], unit(1)[0]
+    articles = [32, 28, 35, "art:6"]
+    for passages in (first, None):
+        if passages is None:  # new passage vectors: nothing kept from the old ones
+            passages = unit(len(picker.texts))
+            picker.attach_vectors(passages)
+        for v in (v1, v2, v1, v1):
+            got = picker.article_cosines(v, articles)
+            for a in articles:
+                rows = picker._by_article[a if isinstance(a, str) else f"art:{a}"]
+                assert got[a] == pytest.approx(float(np.max(passages[rows] @ v)), abs=1e-6)

@@ -97,6 +97,43 @@ def test_tokenizer_filters() -> None:
     assert stemmed == ["cooki", "notif", "process"]
 
 
+def test_word_filters_equal_a_token_by_token_reading() -> None:
+    """The analyzer filters its words as whole lists; the result is what reading them one token at a time gives:
+    curly apostrophes made straight, tokens with a digit dropped (Unicode digits too), short words dropped, no
+    token without a letter or digit, and the filters off when the configuration says so."""
+    import re
+
+    word = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+
+    def one_by_one(cfg: TokenizerConfig, text: str) -> list[str]:
+        text = text.lower() if cfg.lowercase else text
+        out = []
+        for m in word.finditer(text):
+            w = m.group(0).replace("’", "'")
+            if cfg.digits and re.search(r"\d", w):
+                continue
+            if len(w) >= cfg.min_length and re.search(r"[^\W_]", w):
+                out.append(w)
+        return out
+
+    texts = [
+        "Don’t store 3rd-party data_x in log’s; ٣٤ rows, ²squared, l'été 2024 — Art. 33(1)!",
+        "___ --- ... ’’ 12 a b",
+        "",
+        "The Controller shall, within 72 hours, notify the authority.",
+    ]
+    configs = [
+        TokenizerConfig(),
+        TokenizerConfig(digits=False),
+        TokenizerConfig(lowercase=False, min_length=3),
+        TokenizerConfig(punctuation=False),
+    ]
+    for cfg in configs:
+        for text in texts:
+            assert Analyzer(cfg).words(text) == one_by_one(cfg, text), (cfg, text)
+    assert Analyzer(TokenizerConfig()).words("Don’t keep 3rd copies")[0] == "don't"
+
+
 def test_idf_denoising_drops_words_rarer_than_no_stop_word() -> None:
     # "shall" is in every document, as frequent as "the": its idf is below the stop words' mean idf
     corpus = [

@@ -451,3 +451,50 @@ def test_iter_paragraphs_reads_in_batches_in_order(store: Store, monkeypatch: py
     expected[3:3] = ["Doc 1 changed."]
     assert got == expected
     assert len(list(store.iter_paragraphs(latest_only=False))) == 16
+
+
+def test_to_jsonable_gives_json_data_for_plain_and_typed_values() -> None:
+    """Evidence dicts of plain values (most of what an audit stores) and the typed values of configs alike become
+    JSON data: tuples as lists, keys as strings, enums by value, numpy scalars as Python numbers, sets sorted."""
+    import enum
+    import json
+    from pathlib import PurePosixPath
+
+    import numpy as np
+
+    from compliance.store.records import to_jsonable
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    value = {
+        "model": "m@1",
+        "article": 32,
+        "abstain": False,
+        "score": 0.5,
+        "none": None,
+        1: ("a", 2),
+        "nested": [{"terms": ("encrypt", "laptop")}, {Colour.RED, Colour.RED}],
+        "enum": Colour.RED,
+        "numpy": [np.float32(0.25), np.int64(3)],
+        "path": PurePosixPath("/a/b"),
+        "when": date(2026, 11, 25),
+    }
+    got = to_jsonable(value)
+    assert got == {
+        "model": "m@1",
+        "article": 32,
+        "abstain": False,
+        "score": 0.5,
+        "none": None,
+        "1": ["a", 2],
+        "nested": [{"terms": ["encrypt", "laptop"]}, ["red"]],
+        "enum": "red",
+        "numpy": [0.25, 3],
+        "path": "/a/b",
+        "when": "2026-11-25",
+    }
+    assert type(got["numpy"][1]) is int
+    json.dumps(got)
+    with pytest.raises(TypeError):
+        to_jsonable({"x": object()})

@@ -109,6 +109,7 @@ class ProvisionPicker:
         self.method = "bm25"
         self._vectors: np.ndarray | None = None
         self._last_bm25: tuple[str, np.ndarray] | None = None
+        self._last_cosines: tuple[bytes, np.ndarray] | None = None
         if passage_vectors is None and encode is not None:
             passage_vectors = encode(texts)
         if passage_vectors is not None:
@@ -128,6 +129,7 @@ class ProvisionPicker:
         if len(vectors) != len(self.texts):
             raise ValueError(f"{len(vectors)} passage vectors for {len(self.texts)} passages")
         self._vectors = np.asarray(vectors, dtype=np.float32)
+        self._last_cosines = None
         self.encode = encode
         self.bm25_weight = float(bm25_weight)
         self.method = "bm25" if self.bm25_weight >= 1.0 else "dense" if self.bm25_weight <= 0.0 else "hybrid"
@@ -139,13 +141,26 @@ class ProvisionPicker:
         vectors."""
         if self._vectors is None:
             return {}
-        q = np.asarray(vector, dtype=np.float32)
+        cos = self._cosines(vector)
         out: dict[_A, float] = {}
         for article in articles:
             rows = self._by_article.get(article if isinstance(article, str) else f"art:{article}")
             if rows:
-                out[article] = float(np.max(self._vectors[rows] @ q))
+                out[article] = float(np.max(cos[rows]))
         return out
+
+    def _cosines(self, vector: np.ndarray) -> np.ndarray:
+        """The cosine of ``vector`` with every passage; the last vector's are kept, since an audit asks for one
+        paragraph's cosines with each of its ranked articles, then picks within each linked one."""
+        assert self._vectors is not None
+        q = np.ascontiguousarray(vector, dtype=np.float32)
+        key = q.tobytes()
+        last = self._last_cosines
+        if last is not None and last[0] == key:
+            return last[1]
+        cos = self._vectors @ q
+        self._last_cosines = (key, cos)
+        return cos
 
     def articles_with_provisions(self) -> set[str]:
         """Article keys that have more than one provision to choose from."""
@@ -235,7 +250,7 @@ class ProvisionPicker:
             vector = self.encode([text])[0]
         if self._vectors is None or vector is None or w >= 1.0:
             return np.asarray(bm25, dtype=np.float64)
-        cos = np.asarray(self._vectors[rows] @ np.asarray(vector, dtype=np.float32), dtype=np.float64)
+        cos = np.asarray(self._cosines(vector)[rows], dtype=np.float64)
         if w <= 0.0:
             return cos
         if float(np.max(bm25)) <= 0.0:  # no shared term: nothing to mix in, no target

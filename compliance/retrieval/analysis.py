@@ -24,7 +24,6 @@ __all__ = ["Analyzer", "english_stopwords"]
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _HAS_DIGIT = re.compile(r"\d")
-_HAS_ALNUM = re.compile(r"[^\W_]", re.UNICODE)
 
 
 @lru_cache(maxsize=1)
@@ -62,16 +61,15 @@ class Analyzer:
         cfg = self.config
         if cfg.lowercase:
             text = text.lower()
-        out: list[str] = []
-        for m in _WORD.finditer(text):
-            w = m.group(0).replace("’", "'")
-            if cfg.punctuation and not _HAS_ALNUM.search(w):
-                continue
-            if cfg.digits and _HAS_DIGIT.search(w):
-                continue
-            if len(w) < cfg.min_length:
-                continue
-            out.append(w)
+        # whole-list filters, not a loop over match objects: every paragraph of an audit passes through here
+        out: list[str] = _WORD.findall(text)
+        if "’" in text:
+            out = [w.replace("’", "'") for w in out]
+        # ``punctuation``: a token of _WORD always holds a letter or digit, so no punctuation-only token is left
+        if cfg.digits and _HAS_DIGIT.search(text):
+            out = [w for w in out if not _HAS_DIGIT.search(w)]
+        if cfg.min_length > 1:
+            out = [w for w in out if len(w) >= cfg.min_length]
         return out
 
     def _terms_from_words(self, words: Sequence[str]) -> list[str]:

@@ -14,6 +14,9 @@ from datetime import date, datetime
 from pathlib import PurePath
 from typing import Any
 
+#: the JSON scalars' exact types (subclasses such as enums and numpy floats take the general path)
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
 
 def to_jsonable(value: Any) -> Any:
     """Turn configs and stats into JSON-compatible data for the JSON columns.
@@ -24,6 +27,13 @@ def to_jsonable(value: Any) -> Any:
     Raises:
         TypeError: for values with no sensible JSON form.
     """
+    kind = type(value)  # exact types first: evidence dicts of plain values are most of what an audit stores
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [to_jsonable(v) for v in value]
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
