@@ -69,13 +69,14 @@ def _worker(name: str, env: dict[str, str], model: Path, log: Path) -> subproces
             sys.executable,
             "-m",
             "compliance",
+            "-v",  # INFO on stderr: each task received and done, recoveries (what a failure message shows)
             "worker",
             "--name",
             name,
             "--model",
             str(model),
             "--log-level",
-            "WARNING",
+            "INFO",
         ],
         cwd=REPO,
         env=env,
@@ -135,6 +136,20 @@ def _forget_queue(redis_url: str, queue: str) -> None:
         client.zrem("unacked_index", *tags)
 
 
+def _job_state(store: Any, job_id: int, redis_url: str, queue: str) -> str:
+    """Where a job stands, for a failure message: its items that are not done (status, worker, attempts, lease)
+    and the broker's side (messages waiting in the queue, delivered and unacknowledged)."""
+    import redis
+
+    items = [
+        (i.id, i.status, i.worker, i.attempts, str(i.lease_until))
+        for i in store.list_job_items(job_id)
+        if i.status != "done"
+    ]
+    waiting = redis.Redis.from_url(redis_url).llen(queue)
+    return f"items not done {items}; queue {waiting} waiting, {_unacked_messages(redis_url, queue)} unacked"
+
+
 def _wait(condition: Any, timeout: float, what: str, poll: float = 0.05) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -192,7 +207,13 @@ def test_two_workers_one_killed_every_document_audited_once(
         def finished() -> bool:
             return store.get_job(job.id).finished_at is not None
 
-        _wait(finished, 180, "the job to finish with one worker left", poll=0.5)
+        try:
+            _wait(finished, 180, "the job to finish with one worker left", poll=0.5)
+        except AssertionError as e:  # say where the job stands: which items wait, and what the broker holds
+            log = (tmp_path / "beta.log").read_text(errors="replace")[-3000:]
+            raise AssertionError(
+                f"{e}; {_job_state(store, job.id, redis_url, queue)}; beta's log ends:\n{log}"
+            ) from None
         print(f"job finished after {time.monotonic() - started:.1f}s")
         assert workers["beta"].poll() is None, (tmp_path / "beta.log").read_text()
         detail = job_detail(store, job.id)
