@@ -32,6 +32,14 @@ class ConfigurationError(ComplianceError, ValueError):
     http_status = 400
 
 
+def require_weight(name: str, value: float) -> float:
+    """``value`` as a float when it lies in (0, 1] — a weight that scales a score down, 1 leaving it as it is —
+    else a :class:`ConfigurationError` that names the setting."""
+    if not 0.0 < value <= 1.0:
+        raise ConfigurationError(f"{name} must be in (0, 1], got {value}")
+    return float(value)
+
+
 class MissingDependencyError(ComplianceError, ImportError):
     """An optional extra is not installed."""
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from compliance.errors import ConfigurationError
+from compliance.errors import ConfigurationError, require_weight
 from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.rules.passages import provision_passages, windows_of
 from compliance.text import snippet
@@ -149,11 +149,8 @@ class AlertConfig:
             raise ConfigurationError("within_article must be 'hybrid' or 'dense'")
         if self.passage_level not in {"provision", "article"}:
             raise ConfigurationError("passage_level must be 'provision' or 'article'")
-        if not 0.0 < self.recital_weight <= 1.0:
-            raise ConfigurationError("recital_weight must be in (0, 1]")
-        for name in ("framing_weight", "authority_weight"):
-            if not 0.0 < getattr(self, name) <= 1.0:
-                raise ConfigurationError(f"{name} must be in (0, 1]")
+        for name in ("recital_weight", "framing_weight", "authority_weight"):
+            require_weight(name, getattr(self, name))
         for discount in (self.cross_reference_discount, self.article_cross_reference_discount):
             if not 0.0 <= discount <= 1.0:
                 raise ConfigurationError("a cross-reference discount must be in [0, 1]")
@@ -288,7 +285,7 @@ def _own_number(law: Law) -> str | None:
 
 def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tuple[np.ndarray, list[float]]:
     """Per passage: the weight its similarity is multiplied by, and the recital's cross-reference share."""
-    from compliance.rules.addressees import addresses_public_bodies, frames_the_act, provision_duty_text
+    from compliance.rules.addressees import frames_the_act, obliges_public_bodies_only
     from compliance.rules.references import foreign_reference_share
 
     own = _own_number(law)
@@ -314,7 +311,7 @@ def _passage_weights(law: Law, owners: Sequence[str], config: AlertConfig) -> tu
                 kind = config.framing_weight
         if not recital and config.authority_weight < 1.0 and key.startswith("art:"):
             if key not in public:
-                public[key] = addresses_public_bodies(provision_duty_text(law, key))
+                public[key] = obliges_public_bodies_only(law, key)
             if public[key]:
                 kind *= config.authority_weight
         weights[i] = kind * (1.0 - discount * share)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from compliance.errors import ConfigurationError
+from compliance.errors import ConfigurationError, require_weight
 from compliance.linking.specific import SpecificFirstConfig, specific_first_order
 from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.rules.addressees import defines_terms as _defines_title
@@ -107,10 +107,7 @@ class ClassifierLinkConfig:
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 99:
             raise ConfigurationError(f"top_k must be in 1..99, got {self.top_k}")
-        if not 0.0 < self.provision_authority_weight <= 1.0:
-            raise ConfigurationError(
-                f"provision_authority_weight must be in (0, 1], got {self.provision_authority_weight}"
-            )
+        require_weight("provision_authority_weight", self.provision_authority_weight)
         if self.review_band is not None and not 0.0 <= self.review_band[0] <= self.review_band[1] <= 1.0:
             raise ConfigurationError(
                 f"review band must satisfy 0 <= low <= high <= 1, got {self.review_band}"

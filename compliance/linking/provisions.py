@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from compliance.errors import ConfigurationError
+from compliance.errors import require_weight
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.retrieval.bm25 import BM25Index
@@ -98,9 +98,7 @@ class ProvisionPicker:
         self._by_article: dict[str, list[int]] = defaultdict(list)
         for i, owner in enumerate(owners):
             self._by_article[owner.split("/", 1)[0]].append(i)
-        if not 0.0 < authority_weight <= 1.0:
-            raise ConfigurationError(f"authority_weight must be in (0, 1], got {authority_weight}")
-        self.authority_weight = float(authority_weight)
+        self.authority_weight = require_weight("authority_weight", authority_weight)
         self._plans: dict[str, tuple[np.ndarray, np.ndarray, list[str]] | None] = {}
         self._weights: dict[str, np.ndarray] = {}
         self.index: BM25Index = BM25Index.build([Document(str(i), t) for i, t in enumerate(texts)])
@@ -218,15 +216,10 @@ class ProvisionPicker:
         1 (read once per article)."""
         weights = self._weights.get(key)
         if weights is None:
-            from compliance.rules.addressees import addresses_public_bodies, provision_duty_text
+            from compliance.rules.addressees import obliges_public_bodies_only
 
             weights = np.asarray(
-                [
-                    self.authority_weight
-                    if addresses_public_bodies(provision_duty_text(self.law, o))
-                    else 1.0
-                    for o in owners
-                ]
+                [self.authority_weight if obliges_public_bodies_only(self.law, o) else 1.0 for o in owners]
             )
             self._weights[key] = weights
         return weights

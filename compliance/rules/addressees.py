@@ -40,6 +40,7 @@ __all__ = [
     "duty_holders",
     "frames_the_act",
     "is_public_body",
+    "obliges_public_bodies_only",
     "provision_duty_text",
 ]
 
@@ -160,6 +161,12 @@ def addresses_public_bodies(text: str) -> bool:
     """True when ``text`` has a modal clause and every one of them obliges (or permits) a public body only."""
     holders = duty_holders(text)
     return bool(holders) and all(public for _, public in holders)
+
+
+def obliges_public_bodies_only(law: Law, key: str) -> bool:
+    """Whether provision ``key`` of ``law`` (a point read with the text that introduces it) obliges public bodies
+    only: what the alert ranking and the provision picker weight down."""
+    return addresses_public_bodies(provision_duty_text(law, key))
 
 
 def provision_duty_text(law: Law, key: str) -> str:
