@@ -15,7 +15,10 @@ Delivery guarantees, and who gives them:
   (every 10 s, or a third of a shorter visibility timeout) and its lock expires after 30 s.
 * The item's lease (:meth:`compliance.store.Store.claim_job_item`): every worker checks for items whose lease
   expired (:func:`compliance.app.jobs.recover_stale_items`) and queues them again, so recovery does not wait for
-  the broker's visibility timeout; a re-delivered task whose item is finished stores nothing.
+  the broker's visibility timeout; a re-delivered task whose item is finished stores nothing, and one whose item
+  another worker holds under a live lease is dropped (that worker finishes it, or its lease expires and the
+  recovery queues it again), as the in-process pool does, rather than retried with a countdown: a countdown
+  parks an ETA message in the solo worker, the path of Celery's known prefetch and ETA stalls.
 """
 
 from __future__ import annotations
@@ -86,8 +89,10 @@ def celery_app(broker_url: str) -> Celery:
 
         worker = getattr(self.request, "hostname", None) or _worker_name()  # the node name (--name)
         outcome = run_job_item(_worker_store(), item_id, worker=worker)
-        if outcome.status == "busy":  # another worker holds a live lease: look again when it may have expired
-            raise self.retry(countdown=max(1.0, get_settings().job_lease_seconds / 2))
+        if outcome.status == "busy":
+            # another worker holds a live lease: it finishes the item, or its lease expires and a worker's
+            # recovery loop queues the item again; a delayed retry would only park an ETA message in this worker
+            logger.info("job item %s is held by another worker; message dropped", item_id)
         if outcome.status == "retry":
             raise self.retry(countdown=min(2.0 ** (self.request.retries + 1), 60.0))
         return {"item": item_id, "status": outcome.status}
