@@ -12,8 +12,8 @@
   (:mod:`compliance.models.compact`, recipe ``r-compact``); written with the artifact contract (format 4), its
   model card, ``metrics.json`` (held-out QA/QR of teacher and student) and ``SHA256SUMS``.
 * ``scoring``: the parts of the classifier's scoring ensemble that are read from the law and need no training
-  (today the consequence articles, :func:`compliance.models.umbrella.consequence_articles`, with the default
-  recipe's weight) are written into the shipped classifier's ``config.json`` as a rebuild would; its held-out
+  (the consequence articles, :func:`compliance.models.umbrella.consequence_articles`, and the names a text cites
+  the act by, :func:`compliance.rules.references.act_names`, with the default recipe's weights) are written into the shipped classifier's ``config.json`` as a rebuild would; its held-out
   figures in ``metrics.json`` and the model card are recomputed. The weights stay as they are.
 * ``link-decision``: ``compliance alerts train-decision --max-steps 0`` on the encoder of the classifier written
   next to it (the threshold and band of that un-tuned encoder, calibrated on graded law-passage pairs of the local
@@ -225,6 +225,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     from compliance.models.data import DataConfig, build_training_data
     from compliance.models.training import get_recipe
     from compliance.models.umbrella import consequence_articles
+    from compliance.rules.references import act_names
 
     out = args.out / "gdpr-classifier"
     config_path = out / "config.json"
@@ -237,6 +238,10 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     cfg["inference"]["consequence_weight"] = chosen.weight if found and chosen is not None else 0.0
     cfg["recipe"]["consequence"] = chosen.to_dict() if chosen is not None else None
     cfg["consequences"] = {str(a): list(m) for a, m in found.items()} or None
+    citation = get_recipe("r").citation
+    cfg["inference"]["citation_names"] = list(act_names(law)) if citation is not None else None
+    cfg["inference"]["citation_weight"] = citation.weight if citation is not None else 0.0
+    cfg["recipe"]["citation"] = citation.to_dict() if citation is not None else None
     config_path.write_text(json.dumps(cfg, indent=2) + "\n")
     student = load(out, device=args.device)
     data = build_training_data(law, recital_map, DataConfig(**cfg["recipe"].get("data", {})))
@@ -258,6 +263,8 @@ def refresh_scoring(args: argparse.Namespace) -> None:
         "scoring_refreshed": {
             "consequences": cfg["consequences"],
             "consequence_weight": cfg["inference"]["consequence_weight"],
+            "citation_names": cfg["inference"]["citation_names"],
+            "citation_weight": cfg["inference"]["citation_weight"],
             "heldout_final_before": before,
         },
     }

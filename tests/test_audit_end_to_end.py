@@ -302,3 +302,45 @@ def test_audit_cli(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert data["exported"]["rows"] == data["links"] == len(json.loads(out.read_text()))
     res = CliRunner().invoke(cli, ["audit", str(doc), "--model", str(tmp_path / "none"), "--database", db])
     assert res.exit_code == 1 and "compliance train" in res.stderr
+
+
+def test_a_cited_article_is_linked_with_the_citation_and_its_cited_paragraph(
+    store: Any, model_dir: Path, tmp_path: Path
+) -> None:
+    """A paragraph that cites "Art. 32(2) GDPR" gets Art. 32 first, the evidence says how it was cited, and the
+    provision target is the cited paragraph (method ``citation``), not the one BM25 would pick; the reviewer sees
+    the citation on the page and in ``links show``."""
+    from dataclasses import replace
+
+    from compliance.api.web import _templates
+    from compliance.app.review import link_view
+    from compliance.cli.links import show_command
+    from compliance.models.classifier import load
+
+    store.save_law(mini_gdpr())
+    doc = tmp_path / "policies" / "notice.txt"
+    doc.parent.mkdir()
+    doc.write_text(
+        "Privacy notice\n\nA data subject may request a copy of the personal data we hold, and we assess the "
+        "risks of processing as Art. 32(2) GDPR asks.\n",
+        encoding="utf-8",
+    )
+    clf = load(model_dir, device="cpu", bf16=False)
+    clf.config = replace(clf.config, citation_names=("GDPR",), citation_weight=0.5)
+    report = audit_documents(store, [doc.parent], clf, config=ClassifierLinkConfig(top_k=3))
+    links = store.list_links(run_id=report.run_id)
+    cited = [link for link in links if link.evidence.get("cited_as")]
+    assert [link.evidence["article"] for link in cited] == [32]
+    (link,) = cited
+    assert link.rank == 1 and link.score >= 0.5 and link.evidence["cited_as"] == "Art. 32(2) GDPR"
+    assert link.evidence["components"]["cited"] > 0
+    assert link.evidence["provision"]["key"] == "art:32/par:2"
+    assert link.evidence["provision"]["method"] == "citation"
+    assert all("cited" not in other.evidence["components"] for other in links if other is not link)
+    current = next(c for c in store.current_links(run_id=report.run_id) if c.rank == 1)
+    view = link_view(current)
+    assert view["cited_as"] == "Art. 32(2) GDPR"
+    row = _templates.env.get_template("link_row.html").render(link=view, can_review=False)
+    assert "cited in the text as: Art. 32(2) GDPR" in row
+    shown = CliRunner().invoke(show_command, [str(current.link_id), "--database", store.url])
+    assert shown.exit_code == 0 and "  cited in the text as: Art. 32(2) GDPR" in shown.output, shown.output

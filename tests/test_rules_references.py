@@ -42,3 +42,57 @@ def test_gdpr_citation_graph(gdpr_xml: Path) -> None:
     # the final provisions are referred to by no other article
     assert counts[99] == 0 and counts[97] == 0
     assert set(counts) <= set(range(1, 100))
+
+
+GDPR_NAMES = ("General Data Protection Regulation", "GDPR", "2016/679")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("We keep a record of processing activities as required by Art. 30 GDPR.", [(30, "art:30")]),
+        (
+            "The legal basis is Article 6(1)(f) of the General Data Protection Regulation.",
+            [(6, "art:6/par:1/pt:f")],
+        ),
+        ("The legal basis is Art. 6 para. 1 lit. b GDPR.", [(6, "art:6/par:1/pt:b")]),
+        ("fined under Art. 5 (1) f) GDPR, Art. 32 GDPR", [(5, "art:5/par:1/pt:f"), (32, "art:32")]),
+        ("based on Art. 6 (1) (a) and (b) GDPR", [(6, "art:6/par:1/pt:a"), (6, "art:6/par:1/pt:b")]),
+        ("in breach of Art. 5(1)(f) and Art. 32 GDPR", [(5, "art:5/par:1/pt:f"), (32, "art:32")]),
+        ("Arts. 13, 14 GDPR", [(13, "art:13"), (14, "art:14")]),
+        ("under Articles 15 to 17 of the GDPR", [(15, "art:15"), (16, "art:16"), (17, "art:17")]),
+        ("rights under Art. 15\u201317 GDPR", [(15, "art:15"), (16, "art:16"), (17, "art:17")]),
+        ("GDPR Article 17 gives the right to erasure", [(17, "art:17")]),
+        ("a contract under Article 28 of Regulation (EU) 2016/679", [(28, "art:28")]),
+        ("Article 28(3) of the UK GDPR", [(28, "art:28/par:3")]),
+        ("Article 9 of the EU General Data Protection Regulation", [(9, "art:9")]),
+        # references without the act's name are not citations of it
+        ("Article 5 of this Agreement applies.", []),
+        ("Article 21 NIS2 requires measures; see Article 2 of the ePrivacy Directive.", []),
+        ("The GDPR applies. Article 5 of the contract says otherwise.", []),
+        ("Articles 13 and 14 GDPR, and Article 21 of the NIS2 Directive", [(13, "art:13"), (14, "art:14")]),
+        ("Article 120 GDPR", []),  # not an article of the act (valid = 1 … 99)
+    ],
+)
+def test_cited_provisions(text: str, expected: list[tuple[int, str]]) -> None:
+    from compliance.rules.references import cited_provisions
+
+    found = cited_provisions(text, GDPR_NAMES, valid=range(1, 100))
+    assert [(c.article, c.key) for c in found] == expected
+    for c in found:
+        assert c.text in " ".join(text.split())  # the citation as written, the act's name included
+
+
+def test_cited_provisions_needs_names() -> None:
+    from compliance.rules.references import cited_provisions
+
+    assert cited_provisions("Art. 30 GDPR", ()) == []
+
+
+def test_act_names_come_from_the_act(gdpr_xml: Path) -> None:
+    from compliance.rules import parse_formex
+    from compliance.rules.references import act_names
+
+    law = parse_formex(gdpr_xml.read_bytes(), source=str(gdpr_xml))
+    # the short title closes the Formex title; its initials and the act's number are how policies cite it
+    assert act_names(law) == GDPR_NAMES

@@ -103,6 +103,51 @@ def test_shipped_classifier_ranks_the_infringed_article_above_the_fine() -> None
 
 
 @pytest.mark.usefixtures("shipped_models")
+def test_the_shipped_classifier_ranks_the_articles_a_text_cites(gdpr_xml: Path) -> None:
+    """A policy that cites the GDPR's articles gets them first (the encoder and the lexical expert read the words
+    around a citation, not the citation: "Articles 15 to 22" ranked Art. 15 third at 0.0003, a fine "for
+    breaching Art. 5(1)(f) and Art. 32 GDPR" went to Art. 33 on the word "breaching"); the cited point is the
+    provision target, a definition cited as "Art. 4(11)" read as Art. 4's point (11)."""
+    pytest.importorskip("torch")
+    from compliance.app.classifier import load_classifier
+    from compliance.linking.provisions import ProvisionPicker
+    from compliance.rules.formex import parse_formex
+
+    clf = load_classifier(device="cpu")
+    assert clf.config.citation_names == ("General Data Protection Regulation", "GDPR", "2016/679")
+    texts = {
+        "Data subjects may exercise their rights under Articles 15 to 22 of the GDPR by writing to us.": set(
+            range(15, 23)
+        ),
+        "The company was fined for breaching Art. 5(1)(f) and Art. 32 GDPR after laptops were stolen.": {
+            5,
+            32,
+        },
+        "Where processing rests on legitimate interests (Article 6(1)(f) GDPR), the balancing test is kept.": {
+            6
+        },
+        "Consent is recorded as defined in Article 4(11) GDPR.": {4},
+    }
+    ranked = clf.rank(list(texts), top_k=10)
+    for (text, cited), scores in zip(texts.items(), ranked, strict=True):
+        top = [s.article for s in scores]
+        # every cited article within one place of the cited count: several cited articles share the citation's
+        # half, so the text's own strong evidence keeps a place among them (Art. 12, how the rights are
+        # exercised, before Articles 15 to 22); a text citing one article ranks it first
+        assert cited <= set(top[: len(cited) + 1]) and (len(cited) > 1 or top[0] in cited), (text, top)
+        assert all(bool(s.citation) == (s.article in cited) for s in scores), text
+    # without the citation the fine went to the breach-notification article on the word "breaching"
+    plain = clf.predict_proba(list(texts)[1:2], citation=False)[0]
+    assert clf.labels[int(plain.argmax())] == 33
+    picker = ProvisionPicker(parse_formex(gdpr_xml.read_bytes(), source=str(gdpr_xml)))
+    cites = clf.citations(list(texts)) or []
+    assert picker.cited_target(6, [c.key for c in cites[2]]).key == "art:6/par:1/pt:f"  # type: ignore[union-attr]
+    assert picker.cited_target(4, [c.key for c in cites[3]]).key == "art:4/pt:11"  # type: ignore[union-attr]
+    # a reference to another instrument or to the document itself is no citation of the GDPR
+    assert clf.citations(["Article 5 of this Agreement and Article 21 of the NIS2 Directive apply."]) == [[]]
+
+
+@pytest.mark.usefixtures("shipped_models")
 def test_the_shipped_classifier_proposes_the_specific_article_not_the_umbrella() -> None:
     """A disposal control (hand-labelled set, ctl-018: Art. 32, 5) ranks Art. 5 first on the mass its members
     gave it (its encoder probability is about 0.01): the audit proposes Art. 32 and leaves Art. 5 for review."""

@@ -494,8 +494,16 @@ class _LazyPicker:
             if not res.linked:
                 continue
             vector = res.embedding  # from the audit's own forward pass: no second encoding
+            text = texts[res.paragraph_id]
+            cited = None
+            if any(
+                score.citation for score, _ in res.linked
+            ):  # "Art. 6(1)(f) GDPR": the text names the point
+                cited = [c.key for c in (self.classifier.citations([text]) or [[]])[0]]
             for score, _ in res.linked:
-                target = picker.pick(texts[res.paragraph_id], score.article, vector=vector)
+                target = picker.cited_target(score.article, cited) if cited and score.citation else None
+                if target is None:
+                    target = picker.pick(text, score.article, vector=vector)
                 if target is not None:
                     out[(res.paragraph_id, score.article)] = target.to_dict()
         return out
@@ -653,6 +661,8 @@ def new_links(
                 evidence["components"] = score.components
             if score.terms:
                 evidence["shared_terms"] = list(score.terms)
+            if score.citation:
+                evidence["cited_as"] = score.citation
             target = (provision_targets or {}).get((res.paragraph_id, score.article))
             if target is not None:
                 evidence["provision"] = dict(target)

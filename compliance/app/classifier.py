@@ -57,6 +57,7 @@ class TrainRequest:
         law_prior: score with the article-applicability prior read from the law.
         umbrellas: score with the principle umbrellas.
         consequences: score with the consequence articles (Art. 83 passing mass to the articles it fines for).
+        citations: score with the articles a text cites by the act's name (``Art. 30 GDPR``).
         device: ``auto``, ``cpu``, ``cuda`` (default: ``COMPLIANCE_DEVICE``).
         bf16: force bf16 autocast on or off (default: where the hardware supports it).
         with_reviews: add the reviewed GDPR links of the database (accepted: positives, rejected: negatives,
@@ -73,6 +74,7 @@ class TrainRequest:
     law_prior: bool = True
     umbrellas: bool = True
     consequences: bool = True
+    citations: bool = True
     device: str | None = None
     bf16: bool | None = None
     with_reviews: bool = False
@@ -96,6 +98,8 @@ def train_classifier(request: TrainRequest | None = None) -> dict[str, Any]:
         chosen = replace(chosen, umbrella=None)
     if not request.consequences:
         chosen = replace(chosen, consequence=None)
+    if not request.citations:
+        chosen = replace(chosen, citation=None)
     target = request.out_dir or default_classifier_dir()
     law, recital_map = gdpr_training_inputs()
     extra_path = request.extra_path

@@ -167,6 +167,8 @@ def show_command(link_id: int, database_url: str | None, as_json: bool) -> None:
             + (f"; next {chosen['runner_up']}" if chosen.get("runner_up") else "")
             + ")"
         )
+    if d["evidence"].get("cited_as"):
+        click.echo(f"  cited in the text as: {d['evidence']['cited_as']}")
     if d["evidence"].get("shared_terms"):
         click.echo("  shared terms: " + ", ".join(d["evidence"]["shared_terms"]))
     cosine = (d["evidence"].get("components") or {}).get("text_cosine")

@@ -70,6 +70,11 @@ from compliance.cli.options import database_option, device_option
     "infringement it fines).",
 )
 @click.option(
+    "--no-citations",
+    is_flag=True,
+    help="Score without explicit citations (a text citing 'Art. 30 GDPR' giving that article half its score).",
+)
+@click.option(
     "--lexical-weight",
     type=click.FloatRange(0.0, 10.0),
     default=None,
@@ -116,6 +121,7 @@ def train_command(
     no_law_prior: bool,
     no_umbrellas: bool,
     no_consequences: bool,
+    no_citations: bool,
     lexical_weight: float | None,
     epochs: int | None,
     min_k: int | None,
@@ -156,6 +162,7 @@ def train_command(
         law_prior=not no_law_prior,
         umbrellas=not no_umbrellas,
         consequences=not no_consequences,
+        citations=not no_citations,
         device=device,
         bf16=False if no_bf16 else None,
         with_reviews=with_reviews,

@@ -139,8 +139,8 @@ class ZeroShotRanker:
 
 class ClassifierRanker:
     """The trained classifier's calibrated probabilities; ``prior=False`` / ``lexical=False`` /
-    ``umbrella=False`` / ``consequence=False`` leave out its label prior / lexical expert / principle umbrellas /
-    consequence articles (ablations).
+    ``umbrella=False`` / ``consequence=False`` / ``citation=False`` leave out its label prior / lexical expert /
+    principle umbrellas / consequence articles / explicit citations (ablations).
 
     Logits and lexical scores are cached per text; pass another ranker's ``cache`` to score the same model several
     ways for the price of one forward pass.
@@ -157,6 +157,7 @@ class ClassifierRanker:
         lexical: bool = True,
         umbrella: bool = True,
         consequence: bool = True,
+        citation: bool = True,
         cache: dict[str, tuple[np.ndarray, np.ndarray | None]] | None = None,
     ) -> None:
         self.classifier = classifier
@@ -165,6 +166,7 @@ class ClassifierRanker:
         self.lexical = lexical
         self.umbrella = umbrella
         self.consequence = consequence
+        self.citation = citation
         self.cache: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache if cache is not None else {}
 
     @property
@@ -190,6 +192,7 @@ class ClassifierRanker:
             lexical_log_probs=lex,
             umbrella=self.umbrella,
             consequence=self.consequence,
+            citations=self.classifier.citations(texts) if self.citation else None,
         )
 
 

@@ -214,6 +214,7 @@ def evaluate(
             "lexical": classifier.uses_lexical,
             "umbrella": classifier.uses_umbrellas,
             "consequence": classifier.uses_consequences,
+            "citation": classifier.uses_citations,
         }
         used = [p for p, on in parts.items() if on]
         variants = [(f"no {p}", {q: q != p for q in parts}) for p in used]
@@ -236,6 +237,8 @@ def evaluate(
             "umbrella_weight": classifier.config.umbrella_weight,
             "consequences": classifier.config.consequences,
             "consequence_weight": classifier.config.consequence_weight,
+            "citation_names": classifier.config.citation_names,
+            "citation_weight": classifier.config.citation_weight,
         }
         if hub_rows:
             bare = ClassifierRanker(
@@ -245,6 +248,7 @@ def evaluate(
                 lexical=False,
                 umbrella=False,
                 consequence=False,
+                citation=False,
                 cache=clf_ranker.cache,
             )
             for w in fusion_weights:

@@ -39,7 +39,8 @@ class ProvisionTarget:
         score: its BM25 score (or cosine similarity, method ``dense``) against the text.
         share: ``score`` over the sum of the article's passages' scores (how clearly it wins, 0–1).
         runner_up: the second-best provision's key, if any.
-        method: ``bm25`` or ``dense``.
+        method: ``bm25``, ``dense``, ``hybrid``, or ``citation`` (the text cites the provision by the act's name:
+            score and share 1).
     """
 
     key: str
@@ -108,6 +109,7 @@ class ProvisionPicker:
         self._vectors: np.ndarray | None = None
         self._last_bm25: tuple[str, np.ndarray] | None = None
         self._last_cosines: tuple[bytes, np.ndarray] | None = None
+        self._provision_keys: set[str] | None = None
         if passage_vectors is None and encode is not None:
             passage_vectors = encode(texts)
         if passage_vectors is not None:
@@ -250,6 +252,41 @@ class ProvisionPicker:
             return np.zeros(len(rows))
         span = float(cos.max() - cos.min()) or 1.0
         return w * bm25 / float(np.max(bm25)) + (1 - w) * (cos - cos.min()) / span
+
+    def cited_target(self, article: str | int, keys: Sequence[str]) -> ProvisionTarget | None:
+        """The provision of ``article`` that a text cites (``keys``, in the order cited:
+        :attr:`compliance.rules.references.Citation.key`, e.g. ``art:6/par:1/pt:f`` for ``Art. 6(1)(f) GDPR``): the
+        first that names a paragraph or point the article has — a numbered point cited as a paragraph
+        (``Art. 4(11)`` where Art. 4 numbers points) read as that point, a subdivision the article lacks read as its
+        closest existing parent — with method ``citation``; None when the citations name only the article."""
+        from compliance.rules.references import provision_label
+
+        key = article if isinstance(article, str) else f"art:{article}"
+        if self._provision_keys is None:
+            self._provision_keys = {p.key for p in self.law.provisions}
+        found: list[str] = []
+        for cited in keys:
+            if cited.split("/", 1)[0] != key:
+                continue
+            resolved = self._existing(cited, key)
+            if resolved is not None and resolved not in found:
+                found.append(resolved)
+        if not found:
+            return None
+        return ProvisionTarget(
+            found[0], provision_label(found[0]), 1.0, 1.0, found[1] if len(found) > 1 else None, "citation"
+        )
+
+    def _existing(self, cited: str, article: str) -> str | None:
+        """``cited`` or its closest existing parent below ``article`` (``par:N`` tried as ``pt:N`` too)."""
+        assert self._provision_keys is not None
+        parts = cited.split("/")
+        while len(parts) > 1:
+            for candidate in ("/".join(parts), "/".join(parts).replace("/par:", "/pt:", 1)):
+                if candidate in self._provision_keys and candidate != article:
+                    return candidate
+            parts = parts[:-1]
+        return None
 
     def pick_many(self, pairs: Sequence[tuple[str, str | int]]) -> list[ProvisionTarget | None]:
         return [self.pick(text, article) for text, article in pairs]

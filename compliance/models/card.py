@@ -76,6 +76,12 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
             + "; ".join(f"Art. {a} ← {', '.join(map(str, m))}" for a, m in (clf.config.umbrellas or ()))
             if clf.uses_umbrellas
             else ""
+        )
+        + (
+            f"; last, the articles a text cites by the act's name ({', '.join(clf.config.citation_names or ())}) "
+            f"receive {clf.config.citation_weight:g} of its score"
+            if clf.uses_citations
+            else ""
         ),
         f"- law prior: {json.dumps(meta.get('law_prior'))}",
         "",

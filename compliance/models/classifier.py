@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from compliance.artifacts import (
 )
 from compliance.errors import ModelError
 from compliance.models.calibration import softmax
+from compliance.models.citations import apply_citations, citation_matrix
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
 from compliance.models.umbrella import apply_consequences, apply_umbrellas
 from compliance.runtime import autocast, classifier_dir, length_sorted_batches
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import torch
 
     from compliance.models.encoder import Encoder
+    from compliance.rules.references import Citation
     from compliance.runtime import EmbeddingSpace
 
 __all__ = [
@@ -128,6 +130,10 @@ class ClassifierConfig:
         consequences: consequence articles ``((article, (member, …)), …)`` — Art. 83, fines, over the articles
             whose infringement it sanctions (:mod:`compliance.models.umbrella`).
         consequence_weight: share of a consequence article's probability passed down to its members (0 = none).
+        citation_names: the names a text cites the act by (``General Data Protection Regulation``, ``GDPR``,
+            ``2016/679``; :func:`compliance.rules.references.act_names`); None = citations are not read.
+        citation_weight: share of a citing text's distribution given to the articles it cites
+            (:mod:`compliance.models.citations`; 0 = none).
     """
 
     max_length: int = 128
@@ -143,6 +149,18 @@ class ClassifierConfig:
     umbrella_weight: float = 0.0
     consequences: tuple[tuple[int, tuple[int, ...]], ...] | None = None
     consequence_weight: float = 0.0
+    citation_names: tuple[str, ...] | None = None
+    citation_weight: float = 0.0
+
+
+class _Scored(NamedTuple):
+    """:meth:`ArticleClassifier._score`'s result: the scores and, per article, where they came from."""
+
+    probs: np.ndarray
+    from_members: np.ndarray  # share from umbrella members
+    passed_down: np.ndarray  # share passed down from consequence articles
+    before: np.ndarray  # the scores before the umbrellas
+    cited: np.ndarray  # share from the text's citation of the article
 
 
 @dataclass(frozen=True)
@@ -153,8 +171,10 @@ class ArticleScore:
     this article (``encoder``, ``lexical``, ``prior``; for a principle umbrella also ``umbrella``, the share of its
     score that came from its member articles, and ``own``, its score before the umbrellas were applied; for an
     article a consequence article refers to, ``consequence``, the share of its score passed down from, e.g., Art.
-    83) and the stemmed terms the text shares with the article's indexed text — what a reviewer reads to see why
-    the article was suggested.
+    83; for an article the text cites by name, ``cited``, the share of its score that came from the citation) and
+    the stemmed terms the text shares with the article's indexed text — what a reviewer reads to see why the
+    article was suggested. ``citation`` is how the text cites the article (``Art. 30 GDPR``), whether or not
+    ``explain`` was asked for; empty when it does not.
     """
 
     article: int
@@ -163,6 +183,7 @@ class ArticleScore:
     rank: int
     components: dict[str, float] | None = None
     terms: tuple[str, ...] = ()
+    citation: str = ""
 
 
 def _special_wrapping(tokenizer: Any) -> tuple[list[int], list[int]]:
@@ -351,6 +372,19 @@ class ArticleClassifier:
     def uses_consequences(self) -> bool:
         return bool(self.config.consequences) and self.config.consequence_weight > 0
 
+    @property
+    def uses_citations(self) -> bool:
+        return bool(self.config.citation_names) and self.config.citation_weight > 0
+
+    def citations(self, texts: Sequence[str]) -> list[list[Citation]] | None:
+        """Per text, the articles it cites by the act's name (None when the model reads no citations)."""
+        if not self.uses_citations:
+            return None
+        from compliance.rules.references import cited_provisions
+
+        names = self.config.citation_names or ()
+        return [cited_provisions(t, names, self.labels) for t in texts]
+
     def lexical_log_probs(self, texts: Sequence[str]) -> np.ndarray | None:
         """The lexical expert's log-probabilities in :attr:`labels` order (None when the model has none)."""
         if not self.uses_lexical:
@@ -373,15 +407,22 @@ class ArticleClassifier:
         lexical: bool = True,
         umbrella: bool = True,
         consequence: bool = True,
+        citation: bool = True,
     ) -> np.ndarray:
         """Calibrated article probabilities, shape (len(texts), n_labels), columns in :attr:`labels` order.
 
         ``prior=False`` leaves out the label prior, ``lexical=False`` the lexical expert, ``umbrella=False``
-        the principle umbrellas and ``consequence=False`` the consequence articles (for ablations).
+        the principle umbrellas, ``consequence=False`` the consequence articles and ``citation=False`` the
+        explicit citations (for ablations).
         """
         lex = self.lexical_log_probs(texts) if lexical else None
         return self.calibrate(
-            self.logits(texts), prior=prior, lexical_log_probs=lex, umbrella=umbrella, consequence=consequence
+            self.logits(texts),
+            prior=prior,
+            lexical_log_probs=lex,
+            umbrella=umbrella,
+            consequence=consequence,
+            citations=self.citations(texts) if citation else None,
         )
 
     def calibrate(
@@ -392,19 +433,22 @@ class ArticleClassifier:
         lexical_log_probs: np.ndarray | None = None,
         umbrella: bool = True,
         consequence: bool = True,
+        citations: Sequence[Sequence[Citation]] | None = None,
     ) -> np.ndarray:
         """Scores from raw logits: the temperature-scaled encoder distribution, times the label prior (if the
         model has one and ``prior``), times the lexical expert's distribution to the power ``lexical_weight``
         (if given), renormalised; then the consequence articles pass mass down to the articles they sanction (if
         the model has them and ``consequence``), then the principle umbrellas (if the model has them and
-        ``umbrella``)."""
+        ``umbrella``), then the articles each text cites (``citations``, per text, :meth:`citations`; if the
+        model reads citations)."""
         return self._score(
             logits,
             prior=prior,
             lexical_log_probs=lexical_log_probs,
             umbrella=umbrella,
             consequence=consequence,
-        )[0]
+            citations=citations,
+        ).probs
 
     def _score(
         self,
@@ -414,10 +458,11 @@ class ArticleClassifier:
         lexical_log_probs: np.ndarray | None = None,
         umbrella: bool = True,
         consequence: bool = True,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        citations: Sequence[Sequence[Citation]] | None = None,
+    ) -> _Scored:
         """:meth:`calibrate`'s scores and, per article, the share of its score that came from umbrella members, the
-        share passed down from consequence articles, and the scores before the umbrellas (each article's own
-        evidence)."""
+        share passed down from consequence articles, the scores before the umbrellas (each article's own
+        evidence) and the share that came from the text's citation of it."""
         probs = self._ensemble(logits, prior=prior, lexical_log_probs=lexical_log_probs)
         passed_down = np.zeros_like(probs)
         if consequence and self.uses_consequences:
@@ -434,7 +479,12 @@ class ArticleClassifier:
                 probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
             )
             from_members = np.divide(added, before + added, out=np.zeros_like(added), where=added > 0)
-        return probs, from_members, passed_down, before
+        cited = np.zeros_like(probs)
+        if citations is not None and self.uses_citations:
+            probs, cited = apply_citations(
+                probs, citation_matrix(citations, self.labels), self.config.citation_weight
+            )
+        return _Scored(probs, from_members, passed_down, before, cited)
 
     def _prior_distribution(self) -> np.ndarray:
         """The stored label prior as a distribution in :attr:`labels` order (floored at 1e-12, renormalised)."""
@@ -471,7 +521,10 @@ class ArticleClassifier:
         if logits is None:
             logits = self.logits(texts)
         lexical = self.lexical_log_probs(texts)
-        probs, from_members, passed_down, before = self._score(logits, lexical_log_probs=lexical)
+        citations = self.citations(texts)
+        probs, from_members, passed_down, before, cited = self._score(
+            logits, lexical_log_probs=lexical, citations=citations
+        )
         k = max(1, min(top_k, len(self.labels)))
         encoder = softmax(logits, self.config.temperature) if explain else None
         prior = self._prior_distribution() if explain and self.uses_prior else None
@@ -495,11 +548,22 @@ class ArticleClassifier:
                         components["own"] = round(float(before[i, j]), 6)
                     if passed_down[i, j] > 0:
                         components["consequence"] = round(float(passed_down[i, j]), 6)
+                    if cited[i, j] > 0:
+                        components["cited"] = round(float(cited[i, j]), 6)
                     if self.lexical is not None and article in self.lexical.documents:
                         terms = self.lexical.shared_terms(texts[i], article)
+                citation = "; ".join(
+                    dict.fromkeys(c.text for c in (citations[i] if citations else ()) if c.article == article)
+                )
                 scores.append(
                     ArticleScore(
-                        article, self.titles.get(article, ""), float(row[j]), r + 1, components, terms
+                        article,
+                        self.titles.get(article, ""),
+                        float(row[j]),
+                        r + 1,
+                        components,
+                        terms,
+                        citation,
                     )
                 )
             result.append(scores)
@@ -642,6 +706,8 @@ def load(
     for key in ("umbrellas", "consequences"):  # [[article, [member, …]], …] in JSON
         if inf.get(key) is not None:
             inf[key] = tuple((int(a), tuple(int(m) for m in members)) for a, members in inf[key])
+    if inf.get("citation_names") is not None:
+        inf["citation_names"] = tuple(str(n) for n in inf["citation_names"])
     config = ClassifierConfig(**inf)
     if cfg.get("encoder_adapter") is not None:
         encoder = _load_adapted_encoder(model_dir, cfg["encoder_adapter"], device=device, bf16=bf16)

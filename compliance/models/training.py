@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compliance.errors import ConfigurationError, ModelError
+from compliance.models.citations import CitationConfig
 from compliance.models.data import DataConfig, Example, TrainingData, build_training_data, file_checksum
 from compliance.models.law_prior import LawPriorConfig, build_law_prior
 from compliance.models.lexical import LexicalArticleScorer
@@ -32,6 +33,7 @@ from compliance.models.umbrella import (
 )
 from compliance.progress import bar
 from compliance.rules.corpus import Law
+from compliance.rules.references import act_names
 from compliance.runtime import autocast, length_sorted_batches, mean_pool
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,6 +87,8 @@ class Recipe:
         umbrella: principle umbrellas found in the law (:mod:`compliance.models.umbrella`); None = none.
         consequence: consequence articles found in the law (Art. 83 over the articles whose infringement it
             fines, :mod:`compliance.models.umbrella`); None = none.
+        citation: explicit citations of the act's articles by its name (``Art. 30 GDPR``) read from each text
+            and mixed into its scores (:mod:`compliance.models.citations`); None = not read.
     """
 
     name: str = "r"
@@ -108,6 +112,7 @@ class Recipe:
     lexical_weight: float = 1.0
     umbrella: UmbrellaConfig | None = field(default_factory=UmbrellaConfig)
     consequence: ConsequenceConfig | None = field(default_factory=ConsequenceConfig)
+    citation: CitationConfig | None = field(default_factory=CitationConfig)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -115,6 +120,7 @@ class Recipe:
         d["law_prior"] = self.law_prior.to_dict() if self.law_prior is not None else None
         d["umbrella"] = self.umbrella.to_dict() if self.umbrella is not None else None
         d["consequence"] = self.consequence.to_dict() if self.consequence is not None else None
+        d["citation"] = self.citation.to_dict() if self.citation is not None else None
         return d
 
 
@@ -717,6 +723,10 @@ def train(
                 consequences=tuple(sorted(consequences.items())),
                 consequence_weight=recipe.consequence.weight,
             )
+    if recipe.citation is not None:  # what the text says of itself: with or without extra supervision
+        clf.config = replace(
+            clf.config, citation_names=act_names(law) or None, citation_weight=recipe.citation.weight
+        )
     cal_lexical = clf.lexical_log_probs([e.text for e in data.calibration])
     band = _band(clf.calibrate(cal_logits, lexical_log_probs=cal_lexical), cal_gold)
     clf.config = replace(clf.config, review_band=band)
