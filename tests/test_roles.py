@@ -23,6 +23,7 @@ from compliance.connectors.roles import (
     assign_roles,
     default_role_model,
     document_features,
+    is_lead_in,
     layout_roles,
     packaged_role_model_dir,
     role_counts,
@@ -145,6 +146,42 @@ def test_the_shipped_model_recognises_boilerplate_it_never_saw() -> None:
     assert roles[BOILERPLATE_DOC[6].text] == "description"
     mapped = [t for t, r in roles.items() if r in MAPPED_ROLES]
     assert len(mapped) == 3
+
+
+LEAD_IN_DOC = [
+    Block("heading", "Data Processing Addendum", level=0),
+    Block("heading", "A. Processor obligations", level=1),
+    Block(
+        "paragraph",
+        "The parties agree that, to the extent the Supplier processes personal data of the Company in performing "
+        "the services, the Supplier is the processor and undertakes the following:",
+    ),
+    Block("paragraph", "(a) to process the personal data only on the Company's documented instructions;"),
+    Block("paragraph", "(b) to keep the personal data confidential."),
+    Block("heading", "Signatures", level=1),
+    Block("paragraph", "Name and title of the signatory:"),
+    Block("paragraph", "COMPANY: ________________ By: ________________"),
+]
+
+
+def test_a_lead_in_sentence_is_a_statement_not_a_form() -> None:
+    """The shipped model reads the closing colon of a contract's lead-in as a form label (a real DPA's "Supplier
+    undertakes the following as Processor:" was not mapped); a lead-in sentence is a statement, the signature
+    block stays a form."""
+    doc = _doc(LEAD_IN_DOC)
+    lead_in = doc.paragraphs[0]
+    features = np.asarray(document_features(doc, RoleContext.from_documents([doc])))
+    model = default_role_model()
+    assert model.roles[int(model.predict_proba(features)[0].argmax())] == "form"  # the model alone
+    assert lead_in.role == "statement"
+    assert doc.paragraphs[-1].role == "form"
+    assert is_lead_in("Members of staff who handle customer records must ensure that:")
+    assert not is_lead_in("Name and title of the signatory:")  # a label, not a sentence
+    assert not is_lead_in("Describe the incident, including the date and the systems affected: ________")
+    assert not is_lead_in(
+        "Chief Operating Officer, deputy of the plan owner:\nHead of Engineering, second deputy:"
+    )
+    assert not is_lead_in("The following checks are completed for every supplier of [Company Name]:")
 
 
 def test_role_counts_and_the_model_artifact() -> None:

@@ -54,6 +54,7 @@ __all__ = [
     "certain_role",
     "default_role_model",
     "document_features",
+    "is_lead_in",
     "layout_roles",
     "paragraph_features",
     "role_counts",
@@ -599,7 +600,8 @@ def assign_roles(
                 embeddings = np.asarray(embed([doc.paragraphs[i].text for i in todo]))
             proba = model.predict_proba(features, embeddings)
             for i, row in zip(todo, proba, strict=True):
-                roles[i] = _role(model.roles[int(row.argmax())])
+                role = _role(model.roles[int(row.argmax())])
+                roles[i] = "statement" if role == "form" and is_lead_in(doc.paragraphs[i].text) else role
         paragraphs = tuple(replace(p, role=r) for p, r in zip(doc.paragraphs, roles, strict=True))
         meta = dict(doc.metadata)
         if model is None:
@@ -610,6 +612,25 @@ def assign_roles(
             )
         out.append(replace(doc, paragraphs=paragraphs, metadata=meta))
     return out
+
+
+_LEAD_IN_WORD_RE = re.compile(r"[A-Za-z]{2,}")
+
+
+def is_lead_in(text: str) -> bool:
+    """Whether ``text`` is a sentence that introduces a list ("… the Supplier undertakes the following:", "Members
+    of staff must ensure that:"), not a form field: it ends in a colon, has at least eight words, no earlier line
+    ends in a colon (a column of labels such as "Name:\nTitle:" is a form) and it holds no blank or placeholder
+    to fill in. The role model reads a closing colon as a form's label; a lead-in is a statement (the role set's
+    convention), so a paragraph the model calls a form is a statement when it is a lead-in."""
+    t = text.strip()
+    return (
+        t.endswith(":")
+        and ":\n" not in t
+        and len(_LEAD_IN_WORD_RE.findall(t)) >= 8
+        and _BLANK_RE.search(t) is None
+        and _BRACKET_RE.search(t) is None
+    )
 
 
 def _role(name: str) -> ParagraphRole:
