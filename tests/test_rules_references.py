@@ -59,6 +59,15 @@ GDPR_NAMES = ("General Data Protection Regulation", "GDPR", "2016/679")
         ("fined under Art. 5 (1) f) GDPR, Art. 32 GDPR", [(5, "art:5/par:1/pt:f"), (32, "art:32")]),
         ("based on Art. 6 (1) (a) and (b) GDPR", [(6, "art:6/par:1/pt:a"), (6, "art:6/par:1/pt:b")]),
         ("in breach of Art. 5(1)(f) and Art. 32 GDPR", [(5, "art:5/par:1/pt:f"), (32, "art:32")]),
+        # a numbered sibling is another paragraph of the same article (a real DPA's wording); the Directive's
+        # articles in the same sentence are not the GDPR's
+        (
+            "standards for contracts with processors according to Art. 28(7) or (8) GDPR or a decision on the "
+            "basis of Art.\n45(3) or Art. 46(2) GDPR or on the basis of Article 25(6) or 26(4) of EU\n"
+            "Directive 95/46/EC",
+            [(28, "art:28/par:7"), (28, "art:28/par:8"), (45, "art:45/par:3"), (46, "art:46/par:2")],
+        ),
+        ("Article 28(3) and (4) GDPR", [(28, "art:28/par:3"), (28, "art:28/par:4")]),
         ("Arts. 13, 14 GDPR", [(13, "art:13"), (14, "art:14")]),
         ("under Articles 15 to 17 of the GDPR", [(15, "art:15"), (16, "art:16"), (17, "art:17")]),
         ("rights under Art. 15\u201317 GDPR", [(15, "art:15"), (16, "art:16"), (17, "art:17")]),

@@ -156,7 +156,9 @@ _SUBDIVISION = (
     r"|\s?[a-z]{1,4}\)"  # "Art. 5 (1) f) GDPR"
     r"|\s+(?:para(?:graph)?|par|sub-?para(?:graph)?|lit(?:era)?|letter|point|sentence|no)\.?\s*\(?[0-9a-z]{1,5}\)?(?![\w/]))"
 )
-_CITED_ITEM = rf"(?:\d{{1,3}}{_SUBDIVISION}*(?![\w/])|\([a-z]{{1,5}}\))"
+# an item is an article with its subdivisions, or a sibling of the previous item's last subdivision: the "(b)" of
+# "Art. 6(1)(a) and (b)", the "(8)" of "Art. 28(7) or (8)"
+_CITED_ITEM = rf"(?:\d{{1,3}}{_SUBDIVISION}*(?![\w/])|\((?:\d{{1,3}}[a-z]?|[a-z]{{1,5}})\))"
 _CITED_SEP = (
     r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*|\s+to\s+|\s*[-\u2013]\s*|\s+as\s+well\s+as\s+)"
 )
@@ -212,10 +214,13 @@ def _cited_key(article: int, subdivisions: str) -> str:
     return key
 
 
-def _sibling_point(key: str, point: str) -> str:
-    """``art:6/par:1/pt:a`` and ``(b)`` → ``art:6/par:1/pt:b``."""
-    base = key.split("/pt:")[0]
-    return f"{base}/pt:{point.strip('() ').lower()}"
+def _sibling_key(key: str, sibling: str) -> str:
+    """The provision a sibling item names after ``key``: ``art:6/par:1/pt:a`` and ``(b)`` →
+    ``art:6/par:1/pt:b``; ``art:28/par:7`` and ``(8)`` → ``art:28/par:8`` (a numbered sibling is a paragraph)."""
+    value = sibling.strip("() ").lower()
+    if value[:1].isdigit():
+        return f"{key.split('/')[0]}/par:{value}"
+    return f"{key.split('/pt:')[0]}/pt:{value}"
 
 
 def cited_provisions(text: str, names: Sequence[str], valid: Iterable[int] | None = None) -> list[Citation]:
@@ -241,9 +246,11 @@ def cited_provisions(text: str, names: Sequence[str], valid: Iterable[int] | Non
             sep = (item.group("sep") or "").strip(" ,").lower()
             body = item.group("item")
             head = _LEADING_INT.match(body)
-            if head is None:  # "(b)" in "Art. 6(1)(a) and (b)": another point of the previous article
+            if (
+                head is None
+            ):  # "(b)" in "Art. 6(1)(a) and (b)", "(8)" in "Art. 28(7) or (8)": the same article
                 if previous is not None and out:
-                    out.append(Citation(previous, _sibling_point(out[-1].key, body), phrase))
+                    out.append(Citation(previous, _sibling_key(out[-1].key, body), phrase))
                 continue
             number = int(head.group(0))
             if sep in {"to", "-", "\u2013"} and previous is not None and previous < number <= previous + 99:
