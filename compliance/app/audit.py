@@ -35,6 +35,7 @@ from compliance.linking.classifier_links import (
     corroborate_links,
     specific_first_links,
 )
+from compliance.linking.context import lead_in_contexts, read_with
 from compliance.progress import bar
 from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.runtime import LengthBatcher
@@ -238,6 +239,9 @@ def audit_documents(
             finished.append((seq, summary))
 
         def classify(batch: list[tuple[int, int, str]], shown: Any) -> None:
+            plain = {
+                pid: pending[seq].own_texts[pid] for seq, pid, _ in batch if pid in pending[seq].own_texts
+            }
             results = classify_paragraphs(
                 classifier,
                 [(pid, text) for _, pid, text in batch],
@@ -245,6 +249,7 @@ def audit_documents(
                 space=space,
                 progress=False,
                 one_document=False,
+                plain=plain,
             )
             for (seq, _, _), result in zip(batch, results, strict=True):
                 state = pending[seq]
@@ -299,6 +304,10 @@ class _PendingDocument:
     paragraphs_todo: list[tuple[int, str]]
     todo: int
     results: list[ParagraphLinks] = field(default_factory=list)
+    # paragraph id → the lead-in sentence a list item is classified with (compliance.linking.context), and the
+    # item's own text
+    contexts: dict[int, str] = field(default_factory=dict)
+    own_texts: dict[int, str] = field(default_factory=dict)
 
 
 def _prepare_document(
@@ -326,7 +335,14 @@ def _prepare_document(
         for p in paragraphs
         if p.id not in done and _is_mapped(p.role, roles) and classifiable(p.text, config)
     ]
-    return _PendingDocument(outcome, paragraphs, todo, len(todo))
+    contexts: dict[int, str] = {}
+    own_texts: dict[int, str] = {}
+    if config.lead_in_context and todo:
+        found = lead_in_contexts(paragraphs)
+        contexts = {pid: found[pid] for pid, _ in todo if pid in found}
+        own_texts = {pid: text for pid, text in todo if pid in contexts}
+        todo = [(pid, read_with(contexts[pid], text) if pid in contexts else text) for pid, text in todo]
+    return _PendingDocument(outcome, paragraphs, todo, len(todo), contexts=contexts, own_texts=own_texts)
 
 
 def controls_space(classifier: ArticleClassifier) -> EmbeddingSpace | None:
@@ -391,6 +407,7 @@ def _store_document(
         _run_evidence(run_id, config, corroboration),
         model_version=suggestion_version(classifier, config, corroboration),
         provision_targets=targets,
+        contexts=state.contexts,
     )
     # links another audit stored meanwhile (same paragraph, article, model and settings) are skipped
     stored = store.add_links(run_id, links) if links else 0
@@ -629,6 +646,8 @@ def suggestion_version(
         scoring["corroboration"] = round(float(corroboration), 4)
     if not config.propose_definitions:  # definitions held for review
         scoring["definitions"] = "review"
+    if config.lead_in_context:  # list items read after their lead-in
+        scoring["context"] = "lead-in"
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 
@@ -640,10 +659,12 @@ def new_links(
     *,
     model_version: str | None = None,
     provision_targets: Mapping[tuple[int, int], Mapping[str, Any]] | None = None,
+    contexts: Mapping[int, str] | None = None,
 ) -> list[NewLink]:
     """:class:`~compliance.store.NewLink` rows for ``results`` (``provision_ids``: ``art:N`` → provision id);
     ``model_version`` (default: the identity) is what the store keeps each link unique by; ``provision_targets``
-    (``(paragraph id, article)`` → target) become ``evidence.provision``."""
+    (``(paragraph id, article)`` → target) become ``evidence.provision``; ``contexts`` (paragraph id → the
+    lead-in sentence it was classified with) become ``evidence.read_with``."""
     links = []
     for res in results:
         for score, status in res.linked:
@@ -663,6 +684,8 @@ def new_links(
                 evidence["shared_terms"] = list(score.terms)
             if score.citation:
                 evidence["cited_as"] = score.citation
+            if contexts and res.paragraph_id in contexts:
+                evidence["read_with"] = contexts[res.paragraph_id]
             target = (provision_targets or {}).get((res.paragraph_id, score.article))
             if target is not None:
                 evidence["provision"] = dict(target)

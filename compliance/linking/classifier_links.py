@@ -87,6 +87,10 @@ class ClassifierLinkConfig:
             duties fall on public bodies only (Art. 28(8): "A supervisory authority may adopt standard contractual
             clauses") has its score multiplied by this, so that the provision obliging the organisation is named
             (:class:`~compliance.linking.provisions.ProvisionPicker`); 1: no addressee is read.
+        lead_in_context: an item of a list that follows a lead-in ("Supplier undertakes the following as
+            Processor:") is classified with the lead-in's last sentence before it (:mod:`compliance.linking.
+            context`), since the item alone has lost who is bound and how; its stored vectors stay its own text's.
+            False: every paragraph is read alone.
     """
 
     top_k: int = 5
@@ -98,6 +102,7 @@ class ClassifierLinkConfig:
     corroborate: bool = True
     propose_definitions: bool = False
     provision_authority_weight: float = AUTHORITY_WEIGHT
+    lead_in_context: bool = True
 
     def status_rules(self) -> StatusRules:
         """The keyword arguments of :func:`decide_links` (and the functions that decide statuses again) these
@@ -169,11 +174,15 @@ def classify_paragraphs(
     space: EmbeddingSpace | None = None,
     progress: bool = True,
     one_document: bool = True,
+    plain: Mapping[int, str] | None = None,
 ) -> list[ParagraphLinks]:
     """Classify ``(paragraph_id, text)`` pairs and decide their links (paragraphs too short are skipped).
 
     With ``space`` (the embedding space of a dense index over the same encoder), each result also carries the
     paragraph's chunk vectors in that space, from the same forward pass (:meth:`ArticleClassifier.forward`).
+    ``plain`` (paragraph id → its own text) names the paragraphs classified with words of their context (a list
+    item read after its lead-in): their vectors in ``space`` come from a forward pass over their own text, so the
+    controls index holds the paragraph, not the context.
     ``progress=False`` shows no bar (the caller counts). With ``config.specific_first``, the paragraphs are taken
     as one document's and re-ranked so (:func:`specific_first_links`); ``one_document=False`` (paragraphs of many
     documents in one batch) leaves that to the caller, per document.
@@ -193,6 +202,13 @@ def classify_paragraphs(
             result = classifier.forward(texts, space)
             ranked = classifier.rank(texts, top_k=config.top_k, explain=True, logits=result.logits)
             vectors: list[Any] = list(result.vectors) if result.vectors is not None else [None] * len(chunk)
+            own = [i for i, (pid, _) in enumerate(chunk) if plain and pid in plain]
+            if space is not None and own:
+                assert plain is not None
+                again = classifier.forward([plain[chunk[i][0]] for i in own], space)
+                assert again.vectors is not None
+                for i, vecs in zip(own, again.vectors, strict=True):
+                    vectors[i] = vecs
             embeddings: list[Any] = (
                 list(result.embeddings) if result.embeddings is not None else [None] * len(chunk)
             )
