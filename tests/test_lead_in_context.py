@@ -1,4 +1,4 @@
-"""A list item is classified with the sentence that introduces its list (compliance.linking.context): "(f) to
+"""A list item is classified with the sentence that introduces its list (compliance.connectors.lists): "(f) to
 assist Company … in fulfilling its obligations in relation to requests from Data Subjects" has lost who is bound
 until it is read after "Supplier undertakes the following as Processor:"."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from compliance.linking.context import MAX_CONTEXT_WORDS, lead_in_contexts, lead_in_sentence, read_with
+from compliance.connectors.lists import MAX_CONTEXT_WORDS, lead_in_contexts, lead_in_sentence, read_with
 from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
 
 LEAD = (

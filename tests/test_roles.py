@@ -184,6 +184,46 @@ def test_a_lead_in_sentence_is_a_statement_not_a_form() -> None:
     assert not is_lead_in("The following checks are completed for every supplier of [Company Name]:")
 
 
+DUTY_ITEM = (
+    "(b) to engage another processor only with the Company's prior consent, as set out in Section A(e) and "
+    "Section A(j) of this Addendum."
+)
+
+
+@pytest.mark.parametrize(
+    ("lead_in", "expected"),
+    [
+        (
+            "The Supplier processes personal data for the Company and undertakes the following as processor:",
+            "statement",
+        ),
+        (
+            "This addendum was prepared by the legal team and is described in the following sections below:",
+            "reference",
+        ),
+    ],
+)
+def test_an_item_of_a_list_of_duties_is_a_statement(lead_in: str, expected: str) -> None:
+    """The cue words of a contract's own cross-references make the model read an undertaking as a reference; an
+    item of a list whose lead-in states a duty ("undertakes") is a statement, one after a lead-in that states
+    none keeps the model's role."""
+    doc = _doc(
+        [
+            Block("heading", "Data Processing Addendum", level=0),
+            Block("heading", "A. Processing", level=1),
+            Block("paragraph", lead_in),
+            Block(
+                "paragraph", "(a) to process the personal data only on the Company's documented instructions;"
+            ),
+            Block("paragraph", DUTY_ITEM),
+        ]
+    )
+    features = np.asarray(document_features(doc, RoleContext.from_documents([doc])))
+    model = default_role_model()
+    assert model.roles[int(model.predict_proba(features)[2].argmax())] == "reference"  # the model alone
+    assert doc.paragraphs[2].text == DUTY_ITEM and doc.paragraphs[2].role == expected
+
+
 def test_role_counts_and_the_model_artifact() -> None:
     doc = _doc(BOILERPLATE_DOC)
     counts = role_counts(doc.paragraphs)

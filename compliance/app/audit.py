@@ -24,6 +24,7 @@ from compliance.app.ingest import (
     save_sources,
     source_labels,
 )
+from compliance.connectors.lists import lead_in_contexts, read_with
 from compliance.connectors.roles import MAPPED_ROLES
 from compliance.errors import ConfigurationError, StoreError
 from compliance.linking.classifier_links import (
@@ -35,7 +36,6 @@ from compliance.linking.classifier_links import (
     corroborate_links,
     specific_first_links,
 )
-from compliance.linking.context import lead_in_contexts, read_with
 from compliance.progress import bar
 from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.runtime import LengthBatcher
@@ -304,7 +304,7 @@ class _PendingDocument:
     paragraphs_todo: list[tuple[int, str]]
     todo: int
     results: list[ParagraphLinks] = field(default_factory=list)
-    # paragraph id → the lead-in sentence a list item is classified with (compliance.linking.context), and the
+    # paragraph id → the lead-in sentence a list item is classified with (compliance.connectors.lists), and the
     # item's own text
     contexts: dict[int, str] = field(default_factory=dict)
     own_texts: dict[int, str] = field(default_factory=dict)

@@ -32,7 +32,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -602,6 +602,8 @@ def assign_roles(
             for i, row in zip(todo, proba, strict=True):
                 role = _role(model.roles[int(row.argmax())])
                 roles[i] = "statement" if role == "form" and is_lead_in(doc.paragraphs[i].text) else role
+            for i in _duty_list_items(doc, roles, todo):
+                roles[i] = "statement"
         paragraphs = tuple(replace(p, role=r) for p, r in zip(doc.paragraphs, roles, strict=True))
         meta = dict(doc.metadata)
         if model is None:
@@ -631,6 +633,31 @@ def is_lead_in(text: str) -> bool:
         and _BLANK_RE.search(t) is None
         and _BRACKET_RE.search(t) is None
     )
+
+
+def _duty_list_items(
+    doc: ParsedDocument, roles: Sequence[ParagraphRole | None], decided: Collection[int]
+) -> list[int]:
+    """Indexes (among ``decided``, the paragraphs the model gave a role) of the items the model read as a
+    description or a reference although the lead-in of their list states a duty ("Supplier undertakes the
+    following as Processor:", "Staff must ensure that:"): an item of such a list is one of the duties, whatever
+    cue words it holds ("… as set forth under Section A(j)", "… further specified in Exhibit 1")."""
+    from types import SimpleNamespace
+
+    from compliance.connectors.lists import lead_in_contexts
+
+    paragraphs = [
+        SimpleNamespace(
+            id=i, ordinal=p.ordinal, text=p.text, kind=p.kind, heading_path=p.heading_path, role=r
+        )
+        for i, (p, r) in enumerate(zip(doc.paragraphs, roles, strict=True))
+    ]
+    contexts = lead_in_contexts(paragraphs)
+    return [
+        i
+        for i in decided
+        if roles[i] in ("description", "reference") and i in contexts and _MODAL_RE.search(contexts[i])
+    ]
 
 
 def _role(name: str) -> ParagraphRole:

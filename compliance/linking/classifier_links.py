@@ -88,8 +88,8 @@ class ClassifierLinkConfig:
             clauses") has its score multiplied by this, so that the provision obliging the organisation is named
             (:class:`~compliance.linking.provisions.ProvisionPicker`); 1: no addressee is read.
         lead_in_context: an item of a list that follows a lead-in ("Supplier undertakes the following as
-            Processor:") is classified with the lead-in's last sentence before it (:mod:`compliance.linking.
-            context`), since the item alone has lost who is bound and how; its stored vectors stay its own text's.
+            Processor:") is classified with the lead-in's last sentence before it (:mod:`compliance.connectors.
+            lists`), since the item alone has lost who is bound and how; its stored vectors stay its own text's.
             False: every paragraph is read alone.
     """
 

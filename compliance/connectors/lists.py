@@ -1,13 +1,17 @@
-"""The words a list item is read with: the sentence that introduces its list.
+"""Lists in a parsed document: the sentence that introduces a list, and the items it introduces.
 
 A policy or a contract often states the duty once and lists what it covers: "Notwithstanding any obligations of
 Company as Controller …, Supplier undertakes the following as Processor:" then "(a) to process any Personal Data
 only on … Company's documented instructions …", "(d) to keep Personal Data strictly confidential …". Read alone,
-an item has lost who is bound and in which capacity — the shipped classifier put "(a)" on Art. 6 and "(d)" on
-Art. 5, with Art. 28 (processor) ninth or lower; read after its lead-in, each goes to Art. 28 (0.78–0.96). The audit
-classifies every item of a list that follows a lead-in with the lead-in's last sentence before it
-(:func:`lead_in_contexts`); the stored paragraph, its vectors for the controls index and its provision target's
-BM25 stay the item's own, and each link says what it was read with (``evidence.read_with``).
+an item has lost who is bound and in which capacity. Two steps use the lead-in:
+
+* paragraph roles (:func:`compliance.connectors.roles.assign_roles`): an item of a list whose lead-in states a duty
+  is a statement, whatever cue words it holds ("… as set forth under Section A(j)", "… specified in Exhibit 1");
+* the audit (:mod:`compliance.app.audit`): each item is classified with the lead-in's last sentence before it
+  (:func:`lead_in_contexts`, :func:`read_with`) — the shipped classifier put "(j) to make available to Company all
+  information necessary to demonstrate compliance … and to allow for … audits" on Art. 5(2) alone and on Art.
+  28(3)(h) after its lead-in. The stored paragraph, its vectors for the controls index and its provision target's
+  BM25 stay the item's own, and each link says what it was read with (``evidence.read_with``).
 """
 
 from __future__ import annotations
