@@ -344,3 +344,36 @@ def test_a_cited_article_is_linked_with_the_citation_and_its_cited_paragraph(
     assert "cited in the text as: Art. 32(2) GDPR" in row
     shown = CliRunner().invoke(show_command, [str(current.link_id), "--database", store.url])
     assert shown.exit_code == 0 and "  cited in the text as: Art. 32(2) GDPR" in shown.output, shown.output
+
+
+def test_a_description_that_cites_the_act_is_mapped(store: Any, model_dir: Path, tmp_path: Path) -> None:
+    """Descriptions are not mapped, but one that names a GDPR article ("… the requirements of Art. 32 GDPR") is:
+    the citation says what it concerns. A description that cites nothing stays skipped and is counted so."""
+    from dataclasses import replace
+
+    from compliance.models.classifier import load
+
+    store.save_law(mini_gdpr())
+    doc = tmp_path / "policies" / "records.txt"
+    doc.parent.mkdir()
+    cites = (
+        "This policy describes how the company meets the requirements of Art. 32 GDPR and explains the "
+        "background of the records."
+    )
+    plain = "This policy describes how the company organises its records and explains the background."
+    doc.write_text(f"Records policy\n\n{cites}\n\n{plain}\n", encoding="utf-8")
+    clf = load(model_dir, device="cpu", bf16=False)
+    clf.config = replace(clf.config, citation_names=("GDPR",), citation_weight=0.5)
+    report = audit_documents(store, [doc.parent], clf, config=ClassifierLinkConfig(top_k=3))
+    roles = {p.text: p.role for p in store.iter_paragraphs()}
+    assert roles[cites] == roles[plain] == "description"
+    linked = {p.text for p in store.iter_paragraphs() if store.list_links(paragraph_id=p.id)}
+    assert linked == {cites}
+    (summary,) = report.documents
+    assert summary.classified == 1 and summary.skipped == {"description": 1, "heading": 1}
+    top = min(store.list_links(run_id=report.run_id), key=lambda link: link.rank)
+    assert top.evidence["article"] == 32 and top.evidence["cited_as"] == "Art. 32 GDPR"
+
+    clf.config = replace(clf.config, citation_names=None)  # a model that reads no citations maps neither
+    report = audit_documents(store, [doc.parent], clf, config=ClassifierLinkConfig(top_k=3), reclassify=True)
+    assert report.documents[0].classified == 0

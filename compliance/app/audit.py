@@ -137,7 +137,8 @@ def audit_documents(
         recursive: descend into sub-folders.
         on_error: called for every file that could not be read (the audit goes on).
         roles: the paragraph roles that are mapped (default: statements and definitions); None maps every
-            paragraph. Paragraphs stored before roles existed (no role) are always mapped.
+            paragraph. Paragraphs stored before roles existed (no role) are always mapped, and so is a description
+            or a reference that cites the act by name (:data:`CITATION_ROLES`).
         laws: other installed laws (short names) to link every paragraph to as well, through the
             document-to-law retriever (:func:`compliance.app.law_links.link_other_laws`); ``gdpr`` is the
             classifier's and is skipped there.
@@ -308,6 +309,8 @@ class _PendingDocument:
     # item's own text
     contexts: dict[int, str] = field(default_factory=dict)
     own_texts: dict[int, str] = field(default_factory=dict)
+    # paragraphs of a role that is not mapped, mapped because they cite the act by name
+    cited: set[int] = field(default_factory=set)
 
 
 def _prepare_document(
@@ -330,10 +333,20 @@ def _prepare_document(
             if link.method == METHOD and (link.evidence or {}).get("model") == classifier.identity
         }
     )
+    # a description or a pointer that cites the act by name ("… according to Art. 28(7) or (8) GDPR") is mapped
+    # all the same: the citation says which article it concerns
+    cited = {
+        p.id
+        for p in paragraphs
+        if not _is_mapped(p.role, roles)
+        and p.role in CITATION_ROLES
+        and p.id not in done
+        and any(classifier.citations([p.text]) or [])
+    }
     todo = [
         (p.id, p.text)
         for p in paragraphs
-        if p.id not in done and _is_mapped(p.role, roles) and classifiable(p.text, config)
+        if p.id not in done and (_is_mapped(p.role, roles) or p.id in cited) and classifiable(p.text, config)
     ]
     contexts: dict[int, str] = {}
     own_texts: dict[int, str] = {}
@@ -342,7 +355,9 @@ def _prepare_document(
         contexts = {pid: found[pid] for pid, _ in todo if pid in found}
         own_texts = {pid: text for pid, text in todo if pid in contexts}
         todo = [(pid, read_with(contexts[pid], text) if pid in contexts else text) for pid, text in todo]
-    return _PendingDocument(outcome, paragraphs, todo, len(todo), contexts=contexts, own_texts=own_texts)
+    return _PendingDocument(
+        outcome, paragraphs, todo, len(todo), contexts=contexts, own_texts=own_texts, cited=cited
+    )
 
 
 def controls_space(classifier: ArticleClassifier) -> EmbeddingSpace | None:
@@ -466,7 +481,7 @@ def _store_document(
             for a, w in sorted(weight.items(), key=lambda kv: -kv[1])
             if a in umbrella_articles
         ],
-        skipped=_skipped_roles(paragraphs, roles),
+        skipped=_skipped_roles([p for p in paragraphs if p.id not in state.cited], roles),
     )
 
 
@@ -573,6 +588,10 @@ def law_picker(
                 _PICKERS.pop(next(iter(_PICKERS)))
             _PICKERS[key] = picker
     return picker
+
+
+#: roles that are not mapped by default but are when the paragraph cites the act by name
+CITATION_ROLES = frozenset({"description", "reference"})
 
 
 def _is_mapped(role: str | None, roles: Collection[str] | None) -> bool:
