@@ -297,7 +297,8 @@ def paragraph_features(
         "heading_depth": min(len(para.heading_path), 3) / 3,
         "log_chars": math.log1p(len(text)) / 7,
         "log_words": math.log1p(len(words)) / 5,
-        "sentences": min(sentences, 5) / 5,
+        # one sentence or several: a count up to five learned from the role set that long prose is a description
+        "sentences": min(sentences, 2) / 2,
         "ends_period": float(stripped[-1:] in ".!?"),
         "ends_colon": float(stripped[-1:] == ":"),
         "ends_no_punct": float(stripped[-1:].isalnum()),
