@@ -341,7 +341,7 @@ def _prepare_document(
         if not _is_mapped(p.role, roles)
         and p.role in CITATION_ROLES
         and p.id not in done
-        and any(classifier.citations([p.text]) or [])
+        and _cites_the_act(classifier, p.text)
     }
     todo = [
         (p.id, p.text)
@@ -527,13 +527,9 @@ class _LazyPicker:
                 continue
             vector = res.embedding  # from the audit's own forward pass: no second encoding
             text = texts[res.paragraph_id]
-            cited = None
-            if any(
-                score.citation for score, _ in res.linked
-            ):  # "Art. 6(1)(f) GDPR": the text names the point
-                cited = [c.key for c in (self.classifier.citations([text]) or [[]])[0]]
             for score, _ in res.linked:
-                target = picker.cited_target(score.article, cited) if cited and score.citation else None
+                # "Art. 6(1)(f) GDPR": the text names the point (read once, by the classifier's ranking)
+                target = picker.cited_target(score.article, score.cited_keys) if score.cited_keys else None
                 if target is None:
                     target = picker.pick(text, score.article, vector=vector)
                 if target is not None:
@@ -588,6 +584,12 @@ def law_picker(
                 _PICKERS.pop(next(iter(_PICKERS)))
             _PICKERS[key] = picker
     return picker
+
+
+def _cites_the_act(classifier: ArticleClassifier, text: str) -> bool:
+    """Whether ``text`` cites an article of the classifier's act by the act's name (False when it reads none)."""
+    found = classifier.citations([text])
+    return bool(found and found[0])
 
 
 #: roles that are not mapped by default but are when the paragraph cites the act by name

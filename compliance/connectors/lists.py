@@ -23,6 +23,7 @@ from typing import Any
 __all__ = [
     "MAX_CONTEXT_WORDS",
     "MIN_CONTEXT_WORDS",
+    "introduces_list",
     "is_list_item",
     "lead_in_contexts",
     "lead_in_sentence",
@@ -52,14 +53,20 @@ def is_list_item(kind: str | None, text: str) -> bool:
     return kind == "list" or _ENUMERATED.match(text) is not None
 
 
+def introduces_list(text: str) -> bool:
+    """Whether ``text`` ends the way a lead-in does: in a colon, with no earlier line ending in one (a column of
+    "Name:" / "Title:" labels is a form, not a lead-in)."""
+    t = text.strip()
+    return t.endswith(":") and ":\n" not in t
+
+
 def lead_in_sentence(text: str) -> str | None:
     """The sentence of ``text`` that introduces a list — its last, when the paragraph ends in a colon — cut to its
     last :data:`MAX_CONTEXT_WORDS` words; None when ``text`` introduces no list or the sentence has fewer than
     :data:`MIN_CONTEXT_WORDS` words."""
-    t = text.strip()
-    if not t.endswith(":") or ":\n" in t:  # a column of "Label:" lines is a form, not a lead-in
+    if not introduces_list(text):
         return None
-    last = _SENTENCE_END.split(t)[-1]
+    last = _SENTENCE_END.split(text.strip())[-1]
     words = last.split()
     if len(words) < MIN_CONTEXT_WORDS:  # "Staff must:", "policy requires that:" add nothing an item lacks
         return None
@@ -94,7 +101,7 @@ def lead_in_contexts(paragraphs: Iterable[Any]) -> dict[int, str]:
     held: list[int] = []  # paragraphs after the last item, waiting to see whether the list goes on
     for p in sorted(paragraphs, key=lambda p: p.ordinal):
         path = tuple(p.heading_path or ())
-        item = is_list_item(getattr(p, "kind", None), p.text)
+        item = is_list_item(p.kind, p.text)
         if lead is not None and path != lead[1]:
             lead, last, held = None, None, []
         if lead is not None:
@@ -111,7 +118,7 @@ def lead_in_contexts(paragraphs: Iterable[Any]) -> dict[int, str]:
                 held.append(int(p.id))
             else:
                 lead, last, held = None, None, []
-        sentence = lead_in_sentence(p.text) if getattr(p, "role", None) in _LEAD_ROLES else None
+        sentence = lead_in_sentence(p.text) if p.role in _LEAD_ROLES else None
         if sentence is not None:
             lead, last, held = (sentence, path), None, []
     return out

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance.connectors.document import PARAGRAPH_ROLES, Paragraph, ParagraphRole, ParsedDocument
+from compliance.connectors.lists import introduces_list, lead_in_contexts
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -626,13 +627,11 @@ def is_lead_in(text: str) -> bool:
     ends in a colon (a column of labels such as "Name:\nTitle:" is a form) and it holds no blank or placeholder
     to fill in. The role model reads a closing colon as a form's label; a lead-in is a statement (the role set's
     convention), so a paragraph the model calls a form is a statement when it is a lead-in."""
-    t = text.strip()
     return (
-        t.endswith(":")
-        and ":\n" not in t
-        and len(_LEAD_IN_WORD_RE.findall(t)) >= 8
-        and _BLANK_RE.search(t) is None
-        and _BRACKET_RE.search(t) is None
+        introduces_list(text)
+        and len(_LEAD_IN_WORD_RE.findall(text)) >= 8
+        and _BLANK_RE.search(text) is None
+        and _BRACKET_RE.search(text) is None
     )
 
 
@@ -641,11 +640,10 @@ def _duty_list_items(
 ) -> list[int]:
     """Indexes (among ``decided``, the paragraphs the model gave a role) of the items the model read as a
     description or a reference although the lead-in of their list states a duty ("Supplier undertakes the
-    following as Processor:", "Staff must ensure that:"): an item of such a list is one of the duties, whatever
-    cue words it holds ("… as set forth under Section A(j)", "… further specified in Exhibit 1")."""
+    following as Processor:", "Members of staff who handle customer records must ensure that:"): an item of such
+    a list is one of the duties, whatever cue words it holds ("… as set forth under Section A(j)", "… further
+    specified in Exhibit 1")."""
     from types import SimpleNamespace
-
-    from compliance.connectors.lists import lead_in_contexts
 
     paragraphs = [
         SimpleNamespace(

@@ -174,7 +174,8 @@ class ArticleScore:
     83; for an article the text cites by name, ``cited``, the share of its score that came from the citation) and
     the stemmed terms the text shares with the article's indexed text — what a reviewer reads to see why the
     article was suggested. ``citation`` is how the text cites the article (``Art. 30 GDPR``), whether or not
-    ``explain`` was asked for; empty when it does not.
+    ``explain`` was asked for; empty when it does not; ``cited_keys`` the provisions those citations name, in the
+    order cited (``art:6/par:1/pt:f``; :attr:`compliance.rules.references.Citation.key`).
     """
 
     article: int
@@ -184,6 +185,7 @@ class ArticleScore:
     components: dict[str, float] | None = None
     terms: tuple[str, ...] = ()
     citation: str = ""
+    cited_keys: tuple[str, ...] = ()
 
 
 def _special_wrapping(tokenizer: Any) -> tuple[list[int], list[int]]:
@@ -552,9 +554,7 @@ class ArticleClassifier:
                         components["cited"] = round(float(cited[i, j]), 6)
                     if self.lexical is not None and article in self.lexical.documents:
                         terms = self.lexical.shared_terms(texts[i], article)
-                citation = "; ".join(
-                    dict.fromkeys(c.text for c in (citations[i] if citations else ()) if c.article == article)
-                )
+                own = [c for c in (citations[i] if citations else ()) if c.article == article]
                 scores.append(
                     ArticleScore(
                         article,
@@ -563,7 +563,8 @@ class ArticleClassifier:
                         r + 1,
                         components,
                         terms,
-                        citation,
+                        "; ".join(dict.fromkeys(c.text for c in own)),
+                        tuple(c.key for c in own),
                     )
                 )
             result.append(scores)
