@@ -17,8 +17,11 @@ Four status rules, each adding to the one before (:func:`compliance.linking.clas
 * ``corroborated``: own evidence, and the text must bear the article out — its cosine with the article's closest
   paragraph or point, in the classifier encoder's space, at or above the shipped link decision's drop edge
   (:func:`compliance.linking.classifier_links.corroborate_links`);
-* ``definitions-held`` (the audit's default): and an article defining the act's terms (GDPR Art. 4) is passed
-  over, never proposed (:func:`compliance.linking.classifier_links.defines_terms`).
+* ``definitions-held``: and an article defining the act's terms (GDPR Art. 4) is passed over, never proposed
+  (:func:`compliance.linking.classifier_links.defines_terms`);
+* ``public-duties-held`` (the audit's default): and an article whose best-fitting paragraph or point obliges
+  public bodies only (the provision picker's ``public_bodies``) is not proposed
+  (``ClassifierLinkConfig.propose_public_duties``).
 
 Also the ranking's MRR and hit@1 (the same under every rule: only statuses change) and the frequency prior's.
 
@@ -32,12 +35,13 @@ from pathlib import Path
 from typing import Any
 
 GENERAL = (5, 24)
-#: rule → (own evidence, corroborated, definitions proposed)
+#: rule → (own evidence, corroborated, definitions proposed, public duties held)
 RULES = {
-    "rank-1": (False, False, True),
-    "own-evidence": (True, False, True),
-    "corroborated": (True, True, True),
-    "definitions-held": (True, True, False),
+    "rank-1": (False, False, True, False),
+    "own-evidence": (True, False, True, False),
+    "corroborated": (True, True, True, False),
+    "definitions-held": (True, True, False, False),
+    "public-duties-held": (True, True, False, True),
 }
 
 
@@ -99,14 +103,26 @@ def measure(
                 p = evaluator(prior)
                 block["prior_mrr"] = round(float(p[f"{evaluator.name}_mrr"]), 4)
                 block["prior_hit@1"] = round(float(p[f"{evaluator.name}_acc@1"]), 4)
-        for rule, (own, corroborate, definitions) in RULES.items():
+        for rule, (own, corroborate, definitions, public) in RULES.items():
             proposed = right = general = 0
-            for qid, scores, vector in zip(ids, ranked, forward.embeddings, strict=True):
+            for qid, text, scores, vector in zip(ids, texts, ranked, forward.embeddings, strict=True):
                 links = decide_links(0, scores, band, own_evidence=own, propose_definitions=definitions)
                 if corroborate:
                     cosines = picker.article_cosines(vector, [s.article for s in scores])
+                    held = set()
+                    if public:  # as the audit does: the linked articles' best-fitting provisions
+                        for score, _ in links.linked:
+                            target = picker.pick(text, score.article, vector=vector)
+                            if target is not None and target.public_bodies:
+                                held.add(score.article)
                     links = corroborate_links(
-                        links, band, cosines, level, own_evidence=own, propose_definitions=definitions
+                        links,
+                        band,
+                        cosines,
+                        level,
+                        own_evidence=own,
+                        propose_definitions=definitions,
+                        held=held,
                     )
                 for score, status in links.linked:
                     if status != "proposed":

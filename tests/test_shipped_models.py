@@ -250,3 +250,50 @@ def test_shipped_link_decision_loads_over_the_classifier_encoder() -> None:
         ["Notification of a personal data breach to the supervisory authority"],
     )
     assert scores[0] > model.lower
+
+
+@pytest.mark.usefixtures("shipped_models")
+def test_a_link_whose_best_provision_obliges_public_bodies_only_is_held_for_review(tmp_path: Path) -> None:
+    """An MFA rule ranked on Art. 58 fits best its (1)(e), the supervisory authority's power "to obtain … access
+    to all personal data"; a marketing call list ranked on Art. 35 fits best the authority's lists of 35(5)/(6). A
+    policy implements neither: the audit holds them for review and says why; a breach-notification control stays
+    proposed."""
+    pytest.importorskip("torch")
+    from compliance.app import audit_documents
+    from compliance.app.classifier import load_classifier
+    from compliance.app.review import held_for_review
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+    from compliance.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'audit.db'}")
+    store.upgrade()
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    mfa = (
+        "Multi-factor authentication is required for all remote access, all cloud administration consoles and "
+        "the administration functions of the customer portal."
+    )
+    calls = (
+        "Before a sales campaign by telephone, the call list is screened against the national do-not-call "
+        "register and our own list of people who asked not to be called."
+    )
+    (folder / "rules.md").write_text(f"# Rules\n\n{mfa}\n\n{calls}\n\n{BREACH}\n", encoding="utf-8")
+    clf = load_classifier(device="cpu")
+    held, kept = {}, {}
+    for config in (ClassifierLinkConfig(), ClassifierLinkConfig(propose_public_duties=True)):
+        report = audit_documents(store, [folder], clf, config=config, reclassify=True)
+        paragraphs = {p.id: p.text for p in store.iter_paragraphs()}
+        top = {
+            paragraphs[link.paragraph_id]: link
+            for link in store.list_links(run_id=report.run_id)
+            if link.rank == 1
+        }
+        (held if not config.propose_public_duties else kept).update(top)
+    for text, article in ((mfa, 58), (calls, 35)):
+        link = held[text]
+        assert link.evidence["article"] == article and link.evidence["provision"]["public_bodies"] is True
+        assert link.status == "needs-review" and "obliges public bodies only" in (
+            held_for_review(link.evidence) or ""
+        )
+        assert kept[text].status == "proposed"  # the rule, not the scores, held it
+    assert held[BREACH].status == "proposed" and "public_bodies" not in held[BREACH].evidence["provision"]

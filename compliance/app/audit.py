@@ -406,15 +406,29 @@ def _store_document(
         config.specific_first is not None
     ):  # the classifier ranked paragraphs of many documents: re-rank per document
         results = specific_first_links(results, config.specific_first, band, **config.status_rules())
-    if corroboration is not None and picker is not None:
+    texts = {p.id: p.text for p in paragraphs}
+    # the articles a paragraph is linked to do not depend on which of them is proposed: targets first, so that an
+    # article whose best-fitting provision obliges public bodies only is held for review below
+    targets = picker.targets(results, texts) if picker is not None and provision_targets and results else None
+    public: defaultdict[int, set[int]] = defaultdict(set)
+    if targets and not config.propose_public_duties:
+        for (pid, article), target in targets.items():
+            if target.get("public_bodies"):
+                public[pid].add(article)
+    if picker is not None and (corroboration is not None or public):
         results = [
-            corroborate_links(r, band, picker.article_cosines(r), corroboration, **config.status_rules())
-            if r.embedding is not None
+            corroborate_links(
+                r,
+                band,
+                picker.article_cosines(r) if corroboration is not None and r.embedding is not None else {},
+                corroboration if corroboration is not None else 0.0,
+                held=public.get(r.paragraph_id, ()),
+                **config.status_rules(),
+            )
+            if (corroboration is not None and r.embedding is not None) or r.paragraph_id in public
             else r
             for r in results
         ]
-    texts = {p.id: p.text for p in paragraphs}
-    targets = picker.targets(results, texts) if picker is not None and provision_targets and results else None
     links = new_links(
         results,
         provision_ids,
@@ -669,6 +683,8 @@ def suggestion_version(
         scoring["definitions"] = "review"
     if config.lead_in_context:  # list items read after their lead-in
         scoring["context"] = "lead-in"
+    if not config.propose_public_duties:  # provisions obliging public bodies only held for review
+        scoring["public_duties"] = "review"
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

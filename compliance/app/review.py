@@ -73,11 +73,17 @@ def held_for_review(evidence: Mapping[str, Any]) -> str | None:
     article defines the act's terms and the audit never proposes definitions (``definitions: "review"``), the
     paragraph's wording is too far from the article's (``components.text_cosine`` below the ``corroboration``
     level the audit used), or a principle umbrella ranked high on its member articles' mass (``components.own``
-    far below the score). None when the evidence says none of these."""
+    far below the score), or the provision it fits best obliges public bodies only (``provision.public_bodies``). None when the evidence says none of these."""
     from compliance.rules.addressees import defines_terms
 
     if evidence.get("definitions") == "review" and defines_terms(evidence.get("title")):
         return "a definition: a paragraph that uses a defined term does not implement the definition"
+    provision = evidence.get("provision")
+    if isinstance(provision, Mapping) and provision.get("public_bodies"):
+        return (
+            f"the provision it fits best, {provision.get('label') or provision.get('key')}, obliges public bodies "
+            "only (a supervisory authority, a Member State): a policy does not implement it"
+        )
     components = evidence.get("components")
     if not isinstance(components, Mapping):
         return None

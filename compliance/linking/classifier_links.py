@@ -16,7 +16,7 @@ paragraph ↔ article links the store keeps, with a status from the model's revi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -87,6 +87,11 @@ class ClassifierLinkConfig:
             duties fall on public bodies only (Art. 28(8): "A supervisory authority may adopt standard contractual
             clauses") has its score multiplied by this, so that the provision obliging the organisation is named
             (:class:`~compliance.linking.provisions.ProvisionPicker`); 1: no addressee is read.
+        propose_public_duties: an article may be proposed when the paragraph or point of it that fits the text best
+            obliges public bodies only (Art. 58(1)(e), a supervisory authority's power "to obtain … access to all
+            personal data", for a multi-factor authentication rule; Art. 35(5), the authority's list of processing
+            that needs no assessment, for a marketing call list); False (default): such a link is held for review —
+            a policy does not implement a supervisory authority's or a Member State's duty.
         lead_in_context: an item of a list that follows a lead-in ("Supplier undertakes the following as
             Processor:") is classified with the lead-in's last sentence before it (:mod:`compliance.connectors.
             lists`), since the item alone has lost who is bound and how; its stored vectors stay its own text's.
@@ -102,6 +107,7 @@ class ClassifierLinkConfig:
     corroborate: bool = True
     propose_definitions: bool = False
     provision_authority_weight: float = AUTHORITY_WEIGHT
+    propose_public_duties: bool = False
     lead_in_context: bool = True
 
     def status_rules(self) -> StatusRules:
@@ -292,12 +298,15 @@ def corroborate_links(
     *,
     own_evidence: bool = True,
     propose_definitions: bool = False,
+    held: Collection[int] = (),
 ) -> ParagraphLinks:
     """``result``'s links decided again with the text's own evidence of each article: ``cosines`` (article →
     the paragraph's cosine with the article's closest paragraph or point, in the link decision's embedding space)
     are kept in each ranked article's ``components["text_cosine"]``, and an article whose cosine is below
     ``level`` — the link decision's ``drop`` edge: its calibrated bi-encoder finds the paragraph and the passage
-    unrelated — is not proposed (it stays linked for review). An article without a cosine is not judged.
+    unrelated — is not proposed (it stays linked for review). An article without a cosine is not judged. The
+    articles in ``held`` are not proposed either (the audit's: those whose best-fitting provision obliges public
+    bodies only).
 
     Why: the classifier's ensemble multiplies three experts and renormalises over 99 articles, so an article that
     none of them rejects outright can reach a high score on weak evidence from each — an off-topic paragraph of a
@@ -313,7 +322,7 @@ def corroborate_links(
 
     def borne_out(score: ArticleScore) -> bool:
         cosine = cosines.get(score.article)
-        return cosine is None or cosine >= level
+        return score.article not in held and (cosine is None or cosine >= level)
 
     return decide_links(
         result.paragraph_id,

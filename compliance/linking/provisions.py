@@ -41,6 +41,9 @@ class ProvisionTarget:
         runner_up: the second-best provision's key, if any.
         method: ``bm25``, ``dense``, ``hybrid``, or ``citation`` (the text cites the provision by the act's name:
             score and share 1).
+        public_bodies: the provision's duties fall on public bodies only (a supervisory authority's list, a Member
+            State's rules: :func:`compliance.rules.addressees.obliges_public_bodies_only`), read when the picker
+            weighs addressees (``authority_weight`` < 1).
     """
 
     key: str
@@ -49,9 +52,10 @@ class ProvisionTarget:
     share: float
     runner_up: str | None = None
     method: str = "bm25"
+    public_bodies: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "key": self.key,
             "label": self.label,
             "score": round(self.score, 4),
@@ -59,6 +63,9 @@ class ProvisionTarget:
             "runner_up": self.runner_up,
             "method": self.method,
         }
+        if self.public_bodies:
+            out["public_bodies"] = True
+        return out
 
 
 class ProvisionPicker:
@@ -181,8 +188,9 @@ class ProvisionPicker:
         # each provision's best passage (at least 0), provisions in order of their first passage
         best = np.zeros(len(owners))
         np.maximum.at(best, owner_of_row, np.asarray(self._scores(text, rows, vector), dtype=np.float64))
-        if self.authority_weight < 1.0:
-            best *= self._provision_weights(key, owners)
+        weights = self._provision_weights(key, owners) if self.authority_weight < 1.0 else None
+        if weights is not None:
+            best *= weights
         order = np.argsort(-best, kind="stable")
         ranked = best[order]
         score = float(ranked[0])
@@ -191,8 +199,9 @@ class ProvisionPicker:
         total = float(np.sum(ranked[ranked > 0]))
         runner = owners[int(order[1])] if len(order) > 1 and ranked[1] > 0 else None
         top = owners[int(order[0])]
+        public = weights is not None and bool(weights[int(order[0])] < 1.0)
         return ProvisionTarget(
-            top, provision_label(top), score, score / total if total else 0.0, runner, self.method
+            top, provision_label(top), score, score / total if total else 0.0, runner, self.method, public
         )
 
     def _plan(self, key: str) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
