@@ -685,6 +685,8 @@ def suggestion_version(
         scoring["context"] = "lead-in"
     if not config.propose_public_duties:  # provisions obliging public bodies only held for review
         scoring["public_duties"] = "review"
+    if classifier.config.window_pooling != "logits":  # a long paragraph's windows pooled otherwise
+        scoring["windows"] = classifier.config.window_pooling
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

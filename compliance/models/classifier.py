@@ -59,12 +59,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ARTIFACT",
+    "WINDOW_POOLINGS",
     "ArticleClassifier",
     "ArticleScore",
     "ClassifierConfig",
     "CosineHead",
     "ForwardPass",
     "load",
+    "pool_windows",
     "upgrade_config",
 ]
 
@@ -134,6 +136,10 @@ class ClassifierConfig:
             ``2016/679``; :func:`compliance.rules.references.act_names`); None = citations are not read.
         citation_weight: share of a citing text's distribution given to the articles it cites
             (:mod:`compliance.models.citations`; 0 = none).
+        window_pooling: how a text longer than one window pools its windows: ``"logits"`` averages their raw
+            logits (what every model before format 4's pooling setting did), ``"probabilities"`` averages their
+            temperature-scaled distributions, so that one window that speaks clearly of an article is not
+            cancelled by windows that say nothing of it. A text of one window is scored the same either way.
     """
 
     max_length: int = 128
@@ -151,6 +157,11 @@ class ClassifierConfig:
     consequence_weight: float = 0.0
     citation_names: tuple[str, ...] | None = None
     citation_weight: float = 0.0
+    window_pooling: str = "logits"
+
+
+#: the ways a text's windows may be pooled (:attr:`ClassifierConfig.window_pooling`).
+WINDOW_POOLINGS = ("logits", "probabilities")
 
 
 class _Scored(NamedTuple):
@@ -224,7 +235,8 @@ class ForwardPass:
     """What one encoder pass over some texts gave (:meth:`ArticleClassifier.forward`).
 
     Attributes:
-        logits: raw article logits (texts × labels), long texts averaging their windows.
+        logits: raw article logits (texts × labels); a long text's windows pooled as the model's
+            ``window_pooling`` says (:func:`pool_windows`).
         vectors: per text, its L2-normalised chunk vectors (chunks × dim, float32) in the embedding space asked
             for; None when none was asked for.
         embeddings: per text, the L2-normalised mean of its windows' mean-pooled vectors (texts × dim, float32):
@@ -235,6 +247,34 @@ class ForwardPass:
     logits: np.ndarray
     vectors: list[np.ndarray] | None = None
     embeddings: np.ndarray | None = None
+
+
+def pool_windows(
+    window_logits: np.ndarray, owners: Sequence[int], n: int, pooling: str, temperature: float
+) -> np.ndarray:
+    """Each of ``n`` texts' logits from its windows' raw logits (``owners[w]``: the text of window ``w``).
+
+    ``"logits"`` averages a text's window logits. ``"probabilities"`` averages its windows' distributions
+    ``softmax(logits / temperature)`` and returns ``temperature · log`` of that mean, so that
+    ``softmax(pooled / temperature)`` is the mean distribution; a text of one window keeps its raw logits.
+
+    Raises:
+        ModelError: an unknown pooling.
+    """
+    if pooling not in WINDOW_POOLINGS:
+        raise ModelError(f"unknown window pooling {pooling!r}; expected one of {', '.join(WINDOW_POOLINGS)}")
+    idx = np.asarray(owners, dtype=np.int64)
+    counts = np.maximum(np.bincount(idx, minlength=n), 1)[:, None].astype(np.float64)
+    out = np.zeros((n, window_logits.shape[1]), dtype=np.float64)
+    np.add.at(out, idx, window_logits)
+    out /= counts
+    many = counts[:, 0] > 1
+    if pooling == "probabilities" and many.any():
+        mean = np.zeros_like(out)
+        np.add.at(mean, idx, softmax(window_logits, temperature))
+        mean /= counts
+        out[many] = temperature * np.log(np.clip(mean[many], 1e-300, None))
+    return out
 
 
 @dataclass
@@ -346,9 +386,9 @@ class ArticleClassifier:
                 row_logits[idx] = self.head(mean_pool(hidden, mask)).float().cpu().numpy()
                 vec = torch.nn.functional.normalize(mean_pool(hidden.float(), mask), dim=-1)
                 row_vecs[idx] = vec.cpu().numpy()
-        counts = np.zeros(n)
-        np.add.at(out, owners, row_logits[window_rows])
-        np.add.at(counts, owners, 1.0)
+        out = pool_windows(
+            row_logits[window_rows], owners, n, self.config.window_pooling, self.config.temperature
+        )
         embeddings = aggregate_chunks(row_vecs[window_rows], np.asarray(owners, dtype=np.int64), n)
         vectors: list[np.ndarray] | None = None
         if space is not None:
@@ -356,7 +396,7 @@ class ArticleClassifier:
             for r, i in zip(chunk_rows, chunk_owner, strict=True):
                 per_text[i].append(r)
             vectors = [row_vecs[r] for r in per_text]
-        return ForwardPass(out / counts[:, None], vectors, embeddings)
+        return ForwardPass(out, vectors, embeddings)
 
     @property
     def uses_lexical(self) -> bool:
@@ -710,6 +750,11 @@ def load(
     if inf.get("citation_names") is not None:
         inf["citation_names"] = tuple(str(n) for n in inf["citation_names"])
     config = ClassifierConfig(**inf)
+    if config.window_pooling not in WINDOW_POOLINGS:
+        raise ModelError(
+            f"{model_dir}: config.json has window_pooling {config.window_pooling!r}, expected one of "
+            f"{', '.join(WINDOW_POOLINGS)}; {ARTIFACT.rebuild}"
+        )
     if cfg.get("encoder_adapter") is not None:
         encoder = _load_adapted_encoder(model_dir, cfg["encoder_adapter"], device=device, bf16=bf16)
     else:

@@ -89,6 +89,9 @@ class Recipe:
             fines, :mod:`compliance.models.umbrella`); None = none.
         citation: explicit citations of the act's articles by its name (``Art. 30 GDPR``) read from each text
             and mixed into its scores (:mod:`compliance.models.citations`); None = not read.
+        window_pooling: how a text longer than one inference window pools its windows' scores
+            (:attr:`~compliance.models.classifier.ClassifierConfig.window_pooling`): ``"probabilities"``, the mean
+            of the windows' distributions, or ``"logits"``, the mean of their raw logits.
     """
 
     name: str = "r"
@@ -113,6 +116,7 @@ class Recipe:
     umbrella: UmbrellaConfig | None = field(default_factory=UmbrellaConfig)
     consequence: ConsequenceConfig | None = field(default_factory=ConsequenceConfig)
     citation: CitationConfig | None = field(default_factory=CitationConfig)
+    window_pooling: str = "probabilities"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -537,7 +541,12 @@ def train(
     trainable = freeze_bottom(encoder.model, recipe.freeze_layers)
     head: Any = CosineHead.create(len(labels), encoder.hidden_size).to(encoder.device)
     clf = ArticleClassifier(
-        encoder, head, labels, titles, ClassifierConfig(max_length=recipe.inference_max_length), {}
+        encoder,
+        head,
+        labels,
+        titles,
+        ClassifierConfig(max_length=recipe.inference_max_length, window_pooling=recipe.window_pooling),
+        {},
     )
 
     # Training examples are round-robin replicas of ~1,500 distinct texts: the frozen lower part of the encoder
