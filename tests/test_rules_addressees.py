@@ -75,6 +75,29 @@ from compliance.rules.addressees import (
             True,
         ),
         ("Incidents shall be reported by the entities concerned within 24 hours.", False),
+        # a subject that points back to what an earlier clause spoke of has that clause's holder
+        (
+            "The CSIRTs shall carry out proactive scanning of network and information systems. Such scanning shall "
+            "be carried out to detect vulnerable devices. Those results may be shared.",
+            True,
+        ),
+        (
+            "The Commission shall adopt implementing acts. Those implementing acts shall be adopted in accordance "
+            "with the examination procedure.",
+            True,
+        ),
+        # one misread clause ("as the case may be" read as a clause held by "as the case") does not decide
+        (
+            "The lead supervisory authority shall adopt the decision and notify it to the main establishment, as "
+            "the case may be. The lead supervisory authority shall inform the Board of the decision.",
+            True,
+        ),
+        # ... but the first clause states the main duty
+        (
+            "The controller shall consult the supervisory authority prior to processing. The supervisory authority "
+            "shall provide written advice. The supervisory authority may use any of its powers.",
+            False,
+        ),
         # no modal clause: nothing to read
         ("'incident' means an event compromising the availability of data.", False),
     ],
@@ -123,6 +146,8 @@ def test_nis2_obligations_of_entities_and_of_the_state(shared_data: Path) -> Non
         "art:7/par:3",
         "art:4/par:3",
         "art:32/par:8",
+        "art:11/par:3/pt:h",  # the CSIRTs' tasks: "… Such scanning shall be carried out …"
+        "art:36",  # penalties: "Member States shall lay down rules … The penalties provided for shall …"
     ):
         assert public(key), (key, duty_holders(provision_duty_text(nis2, key)))
     # a point without a modal clause of its own is read with its paragraph's text

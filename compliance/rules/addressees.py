@@ -16,8 +16,9 @@ that reads like it is not affected by it.
 phrase before the modal, after the clause's last comma, judged by its head (the first words after the article:
 "the competent authorities referred to in …"); where a public body "shall ensure that" or "shall require"
 something, the duty passes to what follows; in the passive, to the agent ("shall be provided by the competent
-authority"); ", and shall …" keeps the clause before's holder. :func:`addresses_public_bodies` is true when the
-text has at least one such clause and every holder is a public body. A provision with no modal clause (a point of
+authority"); ", and shall …" keeps the clause before's holder, and so does a subject that points back ("Such
+scanning shall …"). :func:`addresses_public_bodies` is true when the first such clause's holder is a public body
+and public bodies hold most of them. A provision with no modal clause (a point of
 a list, a definition) is judged by the text that introduces it (:func:`provision_duty_text`).
 
 The public bodies are the institutional roles of EU legislative drafting, the same in every act; the regulated
@@ -77,6 +78,9 @@ _HEAD_WORDS = 4
 #: a pronoun subject says nothing of its own about who is obliged
 _PRONOUN = re.compile(r"^(?:it|they|he|she|this|these|those|each|either)$", re.IGNORECASE)
 #: "… shall be based on …, and shall include …": the same holder as the clause before
+#: "Such scanning shall be carried out …", "Those implementing acts shall be adopted …", "…, which shall …": a
+#: subject that points back to what an earlier clause spoke of is that clause's business, so it has its holder
+_ANAPHORA = re.compile(r"^(?:such|those|that|these|this|which)\b", re.IGNORECASE)
 _CONTINUES = re.compile(r"^(?:and|or|but|and/or)(?:\s|$)", re.IGNORECASE)
 _MODAL = re.compile(r"\b(?:shall|may|must)\b(?:\s+not)?", re.IGNORECASE)
 #: "shall ensure that X …", "shall provide (by law) for X to …", "shall require X to …": the duty passes to X
@@ -134,7 +138,9 @@ def duty_holders(text: str) -> list[tuple[str, bool]]:
     from the one before ("…, and shall include") has that clause's holder; where a public body "shall ensure
     that" or "shall require" something, the holder is what follows (up to five words, before any comma: "shall
     ensure that, when considering …, those entities take …" cannot be read and is not taken for a public body); in
-    the passive, the agent ("… shall be provided by the competent authority")."""
+    the passive, the agent ("… shall be provided by the competent authority"); a subject that points back to what
+    an earlier clause spoke of ("Such scanning shall …", "Those implementing acts shall …", "…, which shall …")
+    has that clause's holder."""
     clean = _PARENS.sub(" ", text)
     out: list[tuple[str, bool]] = []
     for m in _MODAL.finditer(clean):
@@ -146,6 +152,9 @@ def duty_holders(text: str) -> list[tuple[str, bool]]:
         public = is_public_body(subject)
         rest = clean[m.end() :]
         agent = _PASSIVE_AGENT.match(rest)
+        if out and not agent and _ANAPHORA.match(subject):  # "Such scanning shall …": the scanner's duty
+            out.append(out[-1])
+            continue
         if agent:  # "the guidance shall be provided by the competent authority": the authority
             subject = " ".join(_CLAUSE_START.split(rest[agent.end() :], 1)[0].split()[:_WORDS_AFTER])
             public = is_public_body(subject)
@@ -158,9 +167,16 @@ def duty_holders(text: str) -> list[tuple[str, bool]]:
 
 
 def addresses_public_bodies(text: str) -> bool:
-    """True when ``text`` has a modal clause and every one of them obliges (or permits) a public body only."""
+    """True when ``text``'s first modal clause obliges (or permits) a public body and public bodies hold more than
+    half of its modal clauses: a provision states its main duty first, and the reading of a clause's subject is
+    shallow — "…, as the case may be", "by 25 May 2018 and, without delay, …" or "Within a period of three weeks …"
+    are read as clauses whose holder is not a public body — so one such clause does not decide for the rest, while
+    a provision that gives a regulated organisation as many duties as a public body ("The CSIRT shall provide a
+    response. The entity concerned shall submit a final report.") is not the state's business only."""
     holders = duty_holders(text)
-    return bool(holders) and all(public for _, public in holders)
+    if not holders or not holders[0][1]:
+        return False
+    return 2 * sum(public for _, public in holders) > len(holders)
 
 
 def obliges_public_bodies_only(law: Law, key: str) -> bool:
