@@ -103,18 +103,16 @@ def _encoder_checksum(clf: Any) -> float:
 def frozen_scores(clf: Any, enc: FrozenEncoding) -> Any:
     """The classifier's calibrated scores of the encoded texts, applying only its head (its encoder must be the
     one that encoded them: checked)."""
-    import numpy as np
     import torch
 
     if abs(_encoder_checksum(clf) - enc.encoder_checksum) > 1e-6 * max(1.0, abs(enc.encoder_checksum)):
         raise click.ClickException("the model's encoder is not the frozen one: use a head-only recipe")
+    from compliance.models.classifier import pool_windows
+
     with torch.inference_mode():
         win = clf.head(torch.from_numpy(enc.pooled).to(clf.encoder.device)).float().cpu().numpy()
-    logits = np.zeros((enc.n, win.shape[1]))
-    counts = np.zeros(enc.n)
-    np.add.at(logits, enc.owners, win)
-    np.add.at(counts, enc.owners, 1.0)
-    return clf.calibrate(logits / counts[:, None], lexical_log_probs=enc.lexical)
+    logits = pool_windows(win, enc.owners, enc.n, clf.config.window_pooling, clf.config.temperature)
+    return clf.calibrate(logits, lexical_log_probs=enc.lexical)
 
 
 def _train(recipe: str, reviews: Sequence[ReviewedItem], out: Path | None, seed: int | None) -> Any:
