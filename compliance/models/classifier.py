@@ -250,7 +250,7 @@ class ForwardPass:
 
 
 def pool_windows(
-    window_logits: np.ndarray, owners: Sequence[int], n: int, pooling: str, temperature: float
+    window_logits: np.ndarray, owners: Sequence[int] | np.ndarray, n: int, pooling: str, temperature: float
 ) -> np.ndarray:
     """Each of ``n`` texts' logits from its windows' raw logits (``owners[w]``: the text of window ``w``).
 
