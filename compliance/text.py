@@ -10,6 +10,9 @@
 * :func:`merge_blocks` — blank-line blocks merged up to at least ``min_words`` words and cut at ``max_words``
   (the link decision's training passages, where a passage must be long enough to carry meaning and may lose
   its tail).
+* :func:`split_clauses` — a text's clauses (sentences, comma-separated parts, and what follows a reason or
+  relative connective: "… fined a controller €3,000 | for failing to inform …"): the classifier reads a text
+  about a sanction clause by clause to find what it was for.
 """
 
 from __future__ import annotations
@@ -17,13 +20,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["clean_text", "merge_blocks", "snippet", "split_passages", "word_windows"]
+__all__ = ["clean_text", "merge_blocks", "snippet", "split_clauses", "split_passages", "word_windows"]
 
 _SPACE_RE = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 _ZERO_WIDTH_RE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\u00ad\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _MARKERS_RE = re.compile(r"[▼►◄][A-Z]?\d*")
 _PARA_BREAK = re.compile(r"\n\s*\n|\n(?=\s*(?:\(?[0-9a-z]{1,3}[.)]\s))")
 _BLANK_LINE = re.compile(r"\n\s*\n")
+#: where a clause ends: after a sentence's or a clause's closing punctuation, at a comma, and before a connective
+#: that introduces a reason, a means or a relative clause
+_CLAUSE_BREAK = re.compile(
+    r"(?<=[.;:])\s+|,\s+|\s+(?=\b(?:for|after|because|since|as it|which|by)\b)", re.IGNORECASE
+)
 
 
 def clean_text(text: str, *, legal: bool = False) -> str:
@@ -127,3 +135,11 @@ def merge_blocks(text: str, min_words: int, max_words: int) -> list[str]:
         else:
             out.append(tail)
     return out
+
+
+def split_clauses(text: str, min_words: int = 3) -> list[str]:
+    """The clauses of ``text`` with at least ``min_words`` words, in order: split after ``.;:``, at commas and
+    before "for", "after", "because", "since", "as it", "which" and "by" ("The DPA fined a controller €3,000 |
+    for failing to inform the data subjects" → two clauses). Shorter pieces are dropped, not merged."""
+    parts = (p.strip() for p in _CLAUSE_BREAK.split(text) if p)
+    return [p for p in parts if len(p.split()) >= min_words]

@@ -14,7 +14,7 @@
 * ``scoring``: the parts of the classifier's scoring ensemble that are read from the law and need no training
   (the consequence articles, :func:`compliance.models.umbrella.consequence_articles`, and the names a text cites
   the act by, :func:`compliance.rules.references.act_names`, with the default recipe's weights, and how a long
-  text's windows are pooled) are written into the shipped classifier's ``config.json`` as a rebuild would; its held-out
+  text's windows are pooled, and whether a text about a fine is read clause by clause) are written into the shipped classifier's ``config.json`` as a rebuild would; its held-out
   figures in ``metrics.json`` and the model card are recomputed. The weights stay as they are.
 * ``link-decision``: ``compliance alerts train-decision --max-steps 0`` on the encoder of the classifier written
   next to it (the threshold and band of that un-tuned encoder, calibrated on graded law-passage pairs of the local
@@ -244,6 +244,8 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     cfg["inference"]["citation_weight"] = citation.weight if citation is not None else 0.0
     cfg["recipe"]["citation"] = citation.to_dict() if citation is not None else None
     cfg["inference"]["window_pooling"] = cfg["recipe"]["window_pooling"] = get_recipe("r").window_pooling
+    cfg["inference"]["consequence_clauses"] = bool(found) and get_recipe("r").consequence_clauses
+    cfg["recipe"]["consequence_clauses"] = get_recipe("r").consequence_clauses
     config_path.write_text(json.dumps(cfg, indent=2) + "\n")
     student = load(out, device=args.device)
     data = build_training_data(law, recital_map, DataConfig(**cfg["recipe"].get("data", {})))
@@ -268,6 +270,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
             "citation_names": cfg["inference"]["citation_names"],
             "citation_weight": cfg["inference"]["citation_weight"],
             "window_pooling": cfg["inference"]["window_pooling"],
+            "consequence_clauses": cfg["inference"]["consequence_clauses"],
             "heldout_final_before": before,
         },
     }

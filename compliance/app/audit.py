@@ -687,6 +687,8 @@ def suggestion_version(
         scoring["public_duties"] = "review"
     if classifier.config.window_pooling != "logits":  # a long paragraph's windows pooled otherwise
         scoring["windows"] = classifier.config.window_pooling
+    if classifier.config.consequence_clauses and classifier.config.consequences:  # a sanction read by clauses
+        scoring["sanction"] = "clauses"
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -140,6 +140,9 @@ class ClassifierConfig:
             logits (what every model before format 4's pooling setting did), ``"probabilities"`` averages their
             temperature-scaled distributions, so that one window that speaks clearly of an article is not
             cancelled by windows that say nothing of it. A text of one window is scored the same either way.
+        consequence_clauses: a text whose first article is a consequence article (a text about a fine) is scored
+            as the mean of its own logits and its clauses' (:meth:`ArticleClassifier._sanction_clauses`), so that
+            what the fine was for is read apart from the fine; needs ``consequences``.
     """
 
     max_length: int = 128
@@ -158,6 +161,7 @@ class ClassifierConfig:
     citation_names: tuple[str, ...] | None = None
     citation_weight: float = 0.0
     window_pooling: str = "logits"
+    consequence_clauses: bool = False
 
 
 #: the ways a text's windows may be pooled (:attr:`ClassifierConfig.window_pooling`).
@@ -334,6 +338,51 @@ class ArticleClassifier:
         return self.forward(texts).logits
 
     def forward(self, texts: Sequence[str], space: EmbeddingSpace | None = None) -> ForwardPass:
+        """One encoder pass over ``texts`` (:meth:`_forward`), and, when the model reads a sanction's clauses
+        (:attr:`ClassifierConfig.consequence_clauses`), a second pass over the clauses of the texts whose first
+        article is a consequence article (:meth:`_sanction_clauses`): only those texts' logits change."""
+        result = self._forward(texts, space)
+        if self.config.consequence_clauses and self.config.consequences and len(texts):
+            result = replace(result, logits=self._sanction_clauses(texts, result.logits))
+        return result
+
+    def _sanction_clauses(self, texts: Sequence[str], logits: np.ndarray) -> np.ndarray:
+        """``logits`` with the rows of the texts about a sanction read again clause by clause.
+
+        A text about a fine ("The DPA fined a controller €3,000 for failing to inform the data subjects") reads to
+        the encoder as a text about the consequence article (Art. 83, fines) whatever the fine was for; the
+        consequence step passes that article's score down to the articles it sanctions in proportion to theirs,
+        but the encoder has little left for them. For every text whose first article is a consequence article,
+        the text and each of its clauses (:func:`compliance.text.split_clauses`, at least three words) are
+        scored and their logits averaged: the clause "for failing to inform the data subjects" speaks of Art. 13
+        without the sanction. A text of one clause, and every other text, keeps its logits."""
+        from compliance.text import split_clauses
+
+        consequence = {self.labels.index(a) for a, _ in self.config.consequences or () if a in self.labels}
+        if not consequence:
+            return logits
+        top = logits.argmax(axis=1)
+        units: list[str] = []
+        owners: list[int] = []
+        for i, text in enumerate(texts):
+            if int(top[i]) not in consequence:
+                continue
+            clauses = split_clauses(text)
+            if len(clauses) > 1:
+                units.extend(clauses)
+                owners.extend([i] * len(clauses))
+        if not units:
+            return logits
+        idx = np.asarray(owners, dtype=np.int64)
+        read = np.unique(idx)
+        total = logits.copy()
+        np.add.at(total, idx, self._forward(units).logits)
+        counts = 1.0 + np.bincount(idx, minlength=len(texts))
+        out = logits.copy()
+        out[read] = total[read] / counts[read, None]
+        return out
+
+    def _forward(self, texts: Sequence[str], space: EmbeddingSpace | None = None) -> ForwardPass:
         """One encoder pass over ``texts`` that gives the raw article logits and, when ``space`` is given, each
         text's dense chunk vectors in that embedding space: what a dense index of ``space``
         (:class:`~compliance.retrieval.encoding.TextEncoder`) computes for the text, from the same forward.

@@ -92,6 +92,9 @@ class Recipe:
         window_pooling: how a text longer than one inference window pools its windows' scores
             (:attr:`~compliance.models.classifier.ClassifierConfig.window_pooling`): ``"probabilities"``, the mean
             of the windows' distributions, or ``"logits"``, the mean of their raw logits.
+        consequence_clauses: read a text whose first article is a consequence article (a text about a fine)
+            clause by clause as well (:attr:`~compliance.models.classifier.ClassifierConfig.consequence_clauses`);
+            only with consequence articles.
     """
 
     name: str = "r"
@@ -117,6 +120,7 @@ class Recipe:
     consequence: ConsequenceConfig | None = field(default_factory=ConsequenceConfig)
     citation: CitationConfig | None = field(default_factory=CitationConfig)
     window_pooling: str = "probabilities"
+    consequence_clauses: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -731,6 +735,7 @@ def train(
                 clf.config,
                 consequences=tuple(sorted(consequences.items())),
                 consequence_weight=recipe.consequence.weight,
+                consequence_clauses=recipe.consequence_clauses,
             )
     if recipe.citation is not None:  # what the text says of itself: with or without extra supervision
         clf.config = replace(
