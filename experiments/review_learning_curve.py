@@ -91,6 +91,7 @@ class FrozenEncoding:
                 )
         self.pooled = pooled
         self.owners = np.asarray(owners)
+        self.texts = list(texts)
         self.n = len(texts)
         self.lexical = clf.lexical_log_probs(texts)
         self.encoder_checksum = _encoder_checksum(clf)
@@ -112,7 +113,8 @@ def frozen_scores(clf: Any, enc: FrozenEncoding) -> Any:
     with torch.inference_mode():
         win = clf.head(torch.from_numpy(enc.pooled).to(clf.encoder.device)).float().cpu().numpy()
     logits = pool_windows(win, enc.owners, enc.n, clf.config.window_pooling, clf.config.temperature)
-    return clf.calibrate(logits, lexical_log_probs=enc.lexical)
+    # a text about a fine is read by its clauses too, with this model's head (the clauses are few: encoded here)
+    return clf.calibrate(clf.read_sanctions(enc.texts, logits), lexical_log_probs=enc.lexical)
 
 
 def _train(recipe: str, reviews: Sequence[ReviewedItem], out: Path | None, seed: int | None) -> Any:

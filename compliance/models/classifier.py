@@ -141,7 +141,7 @@ class ClassifierConfig:
             temperature-scaled distributions, so that one window that speaks clearly of an article is not
             cancelled by windows that say nothing of it. A text of one window is scored the same either way.
         consequence_clauses: a text whose first article is a consequence article (a text about a fine) is scored
-            as the mean of its own logits and its clauses' (:meth:`ArticleClassifier._sanction_clauses`), so that
+            as the mean of its own logits and its clauses' (:meth:`ArticleClassifier.read_sanctions`), so that
             what the fine was for is read apart from the fine; needs ``consequences``.
     """
 
@@ -340,14 +340,14 @@ class ArticleClassifier:
     def forward(self, texts: Sequence[str], space: EmbeddingSpace | None = None) -> ForwardPass:
         """One encoder pass over ``texts`` (:meth:`_forward`), and, when the model reads a sanction's clauses
         (:attr:`ClassifierConfig.consequence_clauses`), a second pass over the clauses of the texts whose first
-        article is a consequence article (:meth:`_sanction_clauses`): only those texts' logits change."""
+        article is a consequence article (:meth:`read_sanctions`): only those texts' logits change."""
         result = self._forward(texts, space)
-        if self.config.consequence_clauses and self.config.consequences and len(texts):
-            result = replace(result, logits=self._sanction_clauses(texts, result.logits))
-        return result
+        return replace(result, logits=self.read_sanctions(texts, result.logits))
 
-    def _sanction_clauses(self, texts: Sequence[str], logits: np.ndarray) -> np.ndarray:
-        """``logits`` with the rows of the texts about a sanction read again clause by clause.
+    def read_sanctions(self, texts: Sequence[str], logits: np.ndarray) -> np.ndarray:
+        """``logits`` (``texts``' pooled logits) with the rows of the texts about a sanction read again clause by
+        clause, when the model reads a sanction's clauses (:attr:`ClassifierConfig.consequence_clauses`); otherwise
+        ``logits`` as they are.
 
         A text about a fine ("The DPA fined a controller €3,000 for failing to inform the data subjects") reads to
         the encoder as a text about the consequence article (Art. 83, fines) whatever the fine was for; the
@@ -358,6 +358,8 @@ class ArticleClassifier:
         without the sanction. A text of one clause, and every other text, keeps its logits."""
         from compliance.text import split_clauses
 
+        if not self.config.consequence_clauses or not len(texts):
+            return logits
         consequence = {self.labels.index(a) for a, _ in self.config.consequences or () if a in self.labels}
         if not consequence:
             return logits
@@ -373,14 +375,11 @@ class ArticleClassifier:
                 owners.extend([i] * len(clauses))
         if not units:
             return logits
-        idx = np.asarray(owners, dtype=np.int64)
-        read = np.unique(idx)
-        total = logits.copy()
-        np.add.at(total, idx, self._forward(units).logits)
-        counts = 1.0 + np.bincount(idx, minlength=len(texts))
-        out = logits.copy()
-        out[read] = total[read] / counts[read, None]
-        return out
+        # the mean of each text's own logits and its clauses' (a text without clauses: its own, unchanged)
+        every = np.concatenate([logits, self._forward(units).logits])
+        return pool_windows(
+            every, [*range(len(texts)), *owners], len(texts), "logits", self.config.temperature
+        )
 
     def _forward(self, texts: Sequence[str], space: EmbeddingSpace | None = None) -> ForwardPass:
         """One encoder pass over ``texts`` that gives the raw article logits and, when ``space`` is given, each
