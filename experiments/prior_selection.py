@@ -247,7 +247,7 @@ def select_law_prior(
     consequence_grid: Sequence[float] = CONSEQUENCE_GRID,
 ) -> Selection:
     """Run the four selection steps on the GDPRhub training half with ``classifier``'s encoder."""
-    from compliance.models.training import lexical_expert
+    from compliance.models.training import lexical_expert, umbrella_reader
     from compliance.models.umbrella import UmbrellaConfig, consequence_articles, principle_umbrellas
 
     data = build_training_data(law, recital_map, DataConfig(**classifier.meta["recipe"]["data"]))
@@ -262,6 +262,7 @@ def select_law_prior(
     signals = build_law_prior(law, rmap, labels)
     priors = score_law_priors(log_probs, ids, qs.gold, law, rmap, labels, grid, signals)
     lexical = classifier.lexical or lexical_expert(data)
+    members_reader = umbrella_reader(data, lexical)
     lex = lexical.log_probs(texts)
     col = [lexical.labels.index(a) for a in labels]
     log_prior = np.log(signals.reweighted(priors[0].config).as_array())
@@ -270,7 +271,9 @@ def select_law_prior(
     )
     chosen = steps[0]
     ensemble = log_probs + log_prior + chosen.lexical_weight * lex[:, col]
-    by_k = {k: principle_umbrellas(law, lexical, labels, UmbrellaConfig(top_k=k)) for k in umbrella_grid[0]}
+    by_k = {
+        k: principle_umbrellas(law, members_reader, labels, UmbrellaConfig(top_k=k)) for k in umbrella_grid[0]
+    }
     umbrellas = score_umbrellas(ensemble, ids, qs.gold, chosen, by_k, labels, umbrella_grid[1])
     # step 4 on the facts and the lead summaries of the same training-half cases
     leads = gdprhub_lead_query_set(gdprhub_rows, "train")

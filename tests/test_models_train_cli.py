@@ -59,11 +59,16 @@ def test_train_cli_writes_a_loadable_model(
         prior = dict(zip(cfg["labels"], cfg["inference"]["label_prior"], strict=True))
         assert prior[32] > 5 * prior[97]
         umbrellas = {a: set(m) for a, m in cfg["inference"]["umbrellas"]}
-        assert {6, 24, 25, 32} <= umbrellas[5] and cfg["inference"]["umbrella_weight"] == 0.75
+        from compliance.models.training import get_recipe
+
+        umbrella = get_recipe("r").umbrella
+        assert umbrella is not None and cfg["inference"]["umbrella_weight"] == umbrella.weight
+        assert {6, 24, 25, 32} <= umbrellas[5]
         # Art. 83 (fines) passes mass down to the articles whose infringement it fines
         consequences = {a: set(m) for a, m in cfg["inference"]["consequences"]}
         assert set(consequences) == {83} and {5, 6, 12, 17, 32} <= consequences[83]
-        assert cfg["inference"]["consequence_weight"] == 0.75
+        consequence = get_recipe("r").consequence
+        assert consequence is not None and cfg["inference"]["consequence_weight"] == consequence.weight
     else:
         assert cfg["recipe"]["law_prior"] is None and cfg["inference"]["label_prior"] is None
         assert cfg["inference"]["lexical_weight"] == 0.0 and not (out / "lexical.json").exists()

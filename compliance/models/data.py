@@ -44,6 +44,7 @@ __all__ = [
     "negative_candidates",
     "parallel_units",
     "recital_map_checksum",
+    "restated_units",
     "split_sentences",
 ]
 
@@ -81,6 +82,10 @@ class DataConfig:
         negative_min_share: the lexical expert's probability a mined negative's article must reach.
         negatives_per_article: at most this many mined negatives per article (the most confident ones).
         negative_weight: weight of the mined negatives' unlikelihood term in the training loss.
+        restated: add each training unit restated in the words of an organisation's policies
+            (:func:`compliance.models.restate.restate`: "we" for the controller, "supplier" for the processor,
+            "privacy notice", "DPIA", "must") to its article's group and to the lexical expert's documents, beside
+            the original (training only; the held-out sets are the law's own sentences).
     """
 
     min_k: int = 64
@@ -96,6 +101,7 @@ class DataConfig:
     negative_min_share: float = 0.5
     negatives_per_article: int = 16
     negative_weight: float = 1.0
+    restated: bool = False
 
     def __post_init__(self) -> None:
         if self.min_k < 1:
@@ -161,11 +167,15 @@ class TrainingData:
     train_recitals: dict[int, list[str]] = field(default_factory=dict)
     #: article → units of the articles of parallel acts that restate it (``DataConfig.parallel_acts``)
     parallel_units: dict[int, list[str]] = field(default_factory=dict)
+    #: article → its training units restated in a policy's words (``DataConfig.restated``)
+    restated_units: dict[int, list[str]] = field(default_factory=dict)
 
-    def lexical_documents(self) -> dict[int, str]:
-        """Article → the text the lexical expert indexes: title, training units and parallel units (never a
-        held-out unit)."""
-        return _lexical_documents(self.articles, self.train_units, self.parallel_units)
+    def lexical_documents(self, *, restated: bool = True) -> dict[int, str]:
+        """Article → the text the lexical expert indexes: title, training units, parallel units and restated
+        units (never a held-out unit); ``restated=False``: the acts' own words only."""
+        return _lexical_documents(
+            self.articles, self.train_units, self.parallel_units, self.restated_units if restated else None
+        )
 
     @property
     def label_counts(self) -> Counter[int]:
@@ -222,11 +232,33 @@ def _lexical_documents(
     articles: Sequence[ArticleUnits],
     train_units: Mapping[int, Sequence[str]],
     parallels: Mapping[int, Sequence[str]],
+    restated: Mapping[int, Sequence[str]] | None = None,
 ) -> dict[int, str]:
     return {
-        a.number: "\n".join((a.title, *train_units.get(a.number, ()), *parallels.get(a.number, ())))
+        a.number: "\n".join(
+            (
+                a.title,
+                *train_units.get(a.number, ()),
+                *parallels.get(a.number, ()),
+                *(restated or {}).get(a.number, ()),
+            )
+        )
         for a in articles
     }
+
+
+def restated_units(train_units: Mapping[int, Sequence[str]]) -> dict[int, list[str]]:
+    """Article → its training units restated in a policy's words (:func:`compliance.models.restate.restate`),
+    those that read differently from the law's own sentence, each once."""
+    from compliance.models.restate import restate
+
+    out: dict[int, list[str]] = {}
+    for number, units in train_units.items():
+        own = set(units)
+        restated = [r for r in dict.fromkeys(restate(u) for u in units) if r not in own]
+        if restated:
+            out[number] = restated
+    return out
 
 
 def _title_key(title: str) -> str:
@@ -428,6 +460,8 @@ def build_training_data(
         for number, units in parallel_units(articles, laws[name]).items():
             parallels.setdefault(number, []).extend(units)
 
+    restated = restated_units(train_units) if config.restated else {}
+
     train: list[Example] = []
     for art in articles:
         group = list(train_units[art.number])
@@ -435,8 +469,18 @@ def build_training_data(
         group += train_recital_sentences.get(art.number, [])
         own_parallels = set(parallels.get(art.number, ())) - set(group)
         group += parallels.get(art.number, [])
+        own_restated = set(restated.get(art.number, ())) - set(group)
+        group += restated.get(art.number, [])
         for j, text in enumerate(_round_robin(group, config.min_k)):
-            source = "title" if text == art.title else "parallel" if text in own_parallels else "article"
+            source = (
+                "title"
+                if text == art.title
+                else "parallel"
+                if text in own_parallels
+                else "restated"
+                if text in own_restated
+                else "article"
+            )
             train.append(Example(f"train:{art.number}:{j}", text, (art.number,), source))
 
     mined: list[tuple[str, int]] = []
@@ -447,7 +491,7 @@ def build_training_data(
         candidates = [
             t for name in config.negative_acts for t in negative_candidates(laws[name]) if t not in known
         ]
-        lexical = LexicalArticleScorer(_lexical_documents(articles, train_units, parallels))
+        lexical = LexicalArticleScorer(_lexical_documents(articles, train_units, parallels, restated))
         mined = mine_negatives(list(dict.fromkeys(candidates)), lexical, config)
         for k, (text, article) in enumerate(mined):
             train.append(Example(f"negative:{k}", text, (), "negative", (article,)))
@@ -483,6 +527,7 @@ def build_training_data(
             "extra": len(extra_list),
             "parallel_units": sum(len(v) for v in parallels.values()),
             "negatives": len(mined),
+            "restated_units": sum(len(v) for v in restated.values()),
         },
         "extra": extra_source,
     }
@@ -506,7 +551,7 @@ def build_training_data(
             str(a): n for a, n in sorted(Counter(article for _, article in mined).items())
         }
     return TrainingData(
-        train, calibration, qa, qr, articles, provenance, train_units, train_recitals, parallels
+        train, calibration, qa, qr, articles, provenance, train_units, train_recitals, parallels, restated
     )
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "lexical_expert",
     "train",
     "training_recital_map",
+    "umbrella_reader",
 ]
 
 log = logging.getLogger(__name__)
@@ -134,25 +135,39 @@ class Recipe:
 
 #: the default: recital enrichment, all six layers fine-tuned for two epochs, a soup of three seeds (law-prior
 #: weights re-selected for it on the GDPRhub training half: python -m experiments.prior_selection)
-_R = Recipe(
-    name="r",
+_R_LITERAL = Recipe(
+    name="r-literal",
     epochs=2,
     freeze_layers=0,
     soup=3,
     law_prior=LawPriorConfig(addressee=1, citations=1, recitals=1),
+)
+#: ... and every training sentence also restated in a policy's words ("we", "supplier", "privacy notice",
+#: "must"; compliance.models.restate), from the GDPR's own text alone: the default since 26 November 2026, its
+#: ensemble weights re-selected on the GDPRhub training half for the soup it trains (experiments.prior_selection:
+#: the recitals and citations signals squared, the umbrellas at half their members' mass, the fines passing 0.9)
+_R = replace(
+    _R_LITERAL,
+    name="r",
+    data=DataConfig(restated=True),
+    law_prior=LawPriorConfig(addressee=1, citations=2, recitals=2),
+    umbrella=UmbrellaConfig(weight=0.5),
+    consequence=ConsequenceConfig(weight=0.9),
 )
 
 #: The recipes compared in docs/classifier.md. ``r`` (recital enrichment, longer fine-tune, soup) is the default.
 RECIPES: dict[str, Recipe] = {
     "plain": Recipe(name="plain", data=DataConfig(recitals=False)),
     "r": _R,
-    # ``r`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title) as
+    # ``r`` on the law's sentences as they are, none restated (the default until 26 November 2026)
+    "r-literal": _R_LITERAL,
+    # ``r-literal`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title) as
     # further training text of that article (needs the LED law pack: docs/classifier.md, "Training text from
     # other acts")
-    "r-parallel": replace(_R, name="r-parallel", data=DataConfig(parallel_acts=("led",))),
+    "r-parallel": replace(_R_LITERAL, name="r-parallel", data=DataConfig(parallel_acts=("led",))),
     # ``r-parallel`` plus hard negatives mined from four acts of other fields (financial, radio equipment law)
     "r-acts": replace(
-        _R,
+        _R_LITERAL,
         name="r-acts",
         data=DataConfig(
             parallel_acts=("led",), negative_acts=("aifmd", "mifid2", "psd2", "red"), negative_min_share=0.3
@@ -201,9 +216,20 @@ def get_recipe(name: str, **overrides: Any) -> Recipe:
 
 
 def lexical_expert(data: TrainingData) -> LexicalArticleScorer:
-    """BM25 over what the model was trained on (title, training sentences, parallel provisions), never held-out
-    sentences."""
+    """BM25 over what the model was trained on (title, training sentences, parallel provisions, restated
+    sentences), never held-out sentences."""
     return LexicalArticleScorer(data.lexical_documents())
+
+
+def umbrella_reader(data: TrainingData, lexical: LexicalArticleScorer | None = None) -> LexicalArticleScorer:
+    """The lexical expert that finds a principle umbrella's members: over the acts' own words. Which articles
+    give effect to Art. 5's principles is a question about the law's text; a sentence restated in a policy's
+    words ("we" for "the controller") would move members by the words it changed, not by what they say (with
+    restated sentences Art. 6, lawfulness, left Art. 5's members for Art. 26, joint controllers). ``lexical``:
+    the model's own expert, used when it reads nothing but those words."""
+    if data.restated_units or lexical is None:
+        return LexicalArticleScorer(data.lexical_documents(restated=False))
+    return lexical
 
 
 def training_recital_map(
@@ -721,7 +747,7 @@ def train(
     umbrellas: dict[int, tuple[int, ...]] = {}
     if recipe.umbrella is not None and recipe.umbrella.weight > 0 and not extra:
         # like the law prior, left out with extra supervision (realistic labels teach co-citation themselves)
-        umbrellas = principle_umbrellas(law, clf.lexical or lexical_expert(data), labels, recipe.umbrella)
+        umbrellas = principle_umbrellas(law, umbrella_reader(data, clf.lexical), labels, recipe.umbrella)
         if umbrellas:
             clf.config = replace(
                 clf.config, umbrellas=tuple(sorted(umbrellas.items())), umbrella_weight=recipe.umbrella.weight
