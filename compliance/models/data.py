@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compliance.errors import ConfigurationError
+from compliance.models.restate import restate
 from compliance.rules.corpus import Law
 
 if TYPE_CHECKING:
@@ -250,8 +251,6 @@ def _lexical_documents(
 def restated_units(train_units: Mapping[int, Sequence[str]]) -> dict[int, list[str]]:
     """Article → its training units restated in a policy's words (:func:`compliance.models.restate.restate`),
     those that read differently from the law's own sentence, each once."""
-    from compliance.models.restate import restate
-
     out: dict[int, list[str]] = {}
     for number, units in train_units.items():
         own = set(units)
@@ -471,16 +470,11 @@ def build_training_data(
         group += parallels.get(art.number, [])
         own_restated = set(restated.get(art.number, ())) - set(group)
         group += restated.get(art.number, [])
+        # what each text of the group is, the title before a parallel provision before a restated sentence
+        sources = dict.fromkeys(own_restated, "restated") | dict.fromkeys(own_parallels, "parallel")
+        sources[art.title] = "title"
         for j, text in enumerate(_round_robin(group, config.min_k)):
-            source = (
-                "title"
-                if text == art.title
-                else "parallel"
-                if text in own_parallels
-                else "restated"
-                if text in own_restated
-                else "article"
-            )
+            source = sources.get(text, "article")
             train.append(Example(f"train:{art.number}:{j}", text, (art.number,), source))
 
     mined: list[tuple[str, int]] = []

@@ -66,7 +66,7 @@ GLOSSARY: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"Member State law", ("national law",)),
     (r"erasure", ("deletion",)),
     (r"rectification", ("correction",)),
-    (r"\bhis or her\b", ("their",)),
+    (r"his or her", ("their",)),
 )
 
 _COMPILED = tuple((re.compile(rf"\b{pattern}\b", re.IGNORECASE), names) for pattern, names in GLOSSARY)
@@ -114,9 +114,7 @@ def restate(sentence: str) -> str:
 
     text = _CONTROLLER_SUBJECT.sub(controller_subject, text)
     text = _CONTROLLER_POSSESSIVE.sub(lambda m: _cased("our", m.group(0)), text)
-    text = _CONTROLLER.sub(
-        lambda m: _cased(_pick(("us", "the company", "the organisation"), sentence, 0), m.group(0)), text
-    )
+    text = _CONTROLLER.sub(_namer(("us", "the company", "the organisation"), sentence, 0), text)
     for salt, (pattern, names) in enumerate(_COMPILED, start=1):
         text = pattern.sub(_namer(names, sentence, salt), text)
     text = _SHALL.sub(lambda m: _cased("must", m.group(0)), text)
