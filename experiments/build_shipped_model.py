@@ -14,7 +14,8 @@
 * ``scoring``: the parts of the classifier's scoring ensemble that are read from the law and need no training
   (the consequence articles, :func:`compliance.models.umbrella.consequence_articles`, and the names a text cites
   the act by, :func:`compliance.rules.references.act_names`, with the default recipe's weights, and how a long
-  text's windows are pooled, and whether a text about a fine is read clause by clause) are written into the shipped classifier's ``config.json`` as a rebuild would; its held-out
+  text's windows are pooled, and how a text about a fine is read: clause by clause, how high its fine must rank,
+  its umbrellas' weight) are written into the shipped classifier's ``config.json`` as a rebuild would; its held-out
   figures in ``metrics.json`` and the model card are recomputed. The weights stay as they are.
 * ``link-decision``: ``compliance alerts train-decision --max-steps 0`` on the encoder of the classifier written
   next to it (the threshold and band of that un-tuned encoder, calibrated on graded law-passage pairs of the local
@@ -237,6 +238,10 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     found = consequence_articles(law, labels, chosen) if chosen is not None else {}
     cfg["inference"]["consequences"] = [[a, list(m)] for a, m in sorted(found.items())] or None
     cfg["inference"]["consequence_weight"] = chosen.weight if found and chosen is not None else 0.0
+    cfg["inference"]["consequence_top_k"] = chosen.top_k if chosen is not None else 1
+    cfg["inference"]["sanction_umbrella_weight"] = (
+        chosen.umbrella_weight if found and chosen is not None else None
+    )
     cfg["recipe"]["consequence"] = chosen.to_dict() if chosen is not None else None
     cfg["consequences"] = {str(a): list(m) for a, m in found.items()} or None
     citation = get_recipe("r").citation
@@ -246,7 +251,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     cfg["inference"]["window_pooling"] = cfg["recipe"]["window_pooling"] = get_recipe("r").window_pooling
     cfg["inference"]["consequence_clauses"] = bool(found) and get_recipe("r").consequence_clauses
     cfg["recipe"]["consequence_clauses"] = get_recipe("r").consequence_clauses
-    config_path.write_text(json.dumps(cfg, indent=2) + "\n")
+    config_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     student = load(out, device=args.device)
     data = build_training_data(law, recital_map, DataConfig(**cfg["recipe"].get("data", {})))
     sets = {"qa": data.qa, "qr": data.qr, "calibration": data.calibration}
@@ -271,6 +276,8 @@ def refresh_scoring(args: argparse.Namespace) -> None:
             "citation_weight": cfg["inference"]["citation_weight"],
             "window_pooling": cfg["inference"]["window_pooling"],
             "consequence_clauses": cfg["inference"]["consequence_clauses"],
+            "consequence_top_k": cfg["inference"]["consequence_top_k"],
+            "sanction_umbrella_weight": cfg["inference"]["sanction_umbrella_weight"],
             "heldout_final_before": before,
         },
     }

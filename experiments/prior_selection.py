@@ -11,7 +11,11 @@ Both are computed from the law alone; only these weights are hyper-parameters. T
 3. the principle umbrellas (:mod:`compliance.models.umbrella`) on top, for every ``top_k`` and weight;
 4. the consequence articles (Art. 83 passing mass down to the articles it fines for) under the chosen umbrellas,
    for every weight — scored on the training half's case facts *and* its one-to-three-sentence ``lead``
-   summaries together (the short form of a case is where a fine dominates the text)::
+   summaries together (the short form of a case is where a fine dominates the text);
+5. the reading of a text about a sanction (:meth:`~compliance.models.classifier.ArticleClassifier.about_sanction`):
+   how high the consequence article must rank for a text to be read as one (its clauses read apart, and its
+   umbrellas weighted), and the umbrellas' weight in such a text, for every pair — the classifier scoring with
+   the ensemble of steps 1–4, on the same facts and lead summaries::
 
     python -m experiments.prior_selection --model DIR [--json]
 
@@ -46,6 +50,7 @@ __all__ = [
     "CONSEQUENCE_GRID",
     "DEFAULT_GRID",
     "LEXICAL_GRID",
+    "SANCTION_GRID",
     "UMBRELLA_GRID",
     "PriorCandidate",
     "Selection",
@@ -54,6 +59,7 @@ __all__ = [
     "score_consequences",
     "score_law_priors",
     "score_lexical_weights",
+    "score_sanctions",
     "score_umbrellas",
     "select_law_prior",
 ]
@@ -72,6 +78,12 @@ LEXICAL_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 UMBRELLA_GRID: tuple[tuple[int, ...], tuple[float, ...]] = ((1, 2, 3), (0.0, 0.25, 0.5, 0.75, 1.0))
 #: consequence weights tried in step 4.
 CONSEQUENCE_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0)
+#: (consequence article's rank at most, umbrella weight in a text about a sanction) tried in step 5; None: the
+#: umbrella weight of every text.
+SANCTION_GRID: tuple[tuple[int, ...], tuple[float | None, ...]] = (
+    (1, 2, 3, 5, 8),
+    (None, 0.5, 0.7, 0.9, 1.0),
+)
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,8 @@ class PriorCandidate:
     umbrella_top_k: int = 0
     umbrella_weight: float = 0.0
     consequence_weight: float = 0.0
+    sanction_top_k: int = 1
+    sanction_umbrella_weight: float | None = None
 
     @property
     def objective(self) -> float:
@@ -98,6 +112,8 @@ class PriorCandidate:
             "umbrella_top_k": self.umbrella_top_k,
             "umbrella_weight": self.umbrella_weight,
             "consequence_weight": self.consequence_weight,
+            "sanction_top_k": self.sanction_top_k,
+            "sanction_umbrella_weight": self.sanction_umbrella_weight,
             "mrr": round(self.mrr, 4),
             "f_mu": round(self.f_mu, 4),
             "rec@3": round(self.rec_at_3, 4),
@@ -219,18 +235,70 @@ def score_consequences(
     return out
 
 
+def score_sanctions(
+    classifier: ArticleClassifier,
+    texts: Sequence[str],
+    ids: Sequence[str],
+    gold: Mapping[str, Sequence[int]],
+    start: PriorCandidate,
+    grid: tuple[Sequence[int], Sequence[float | None]] = SANCTION_GRID,
+) -> list[PriorCandidate]:
+    """Step 5: every (rank, umbrella weight) pair of the reading of a text about a sanction, ``classifier``
+    scoring with the ensemble ``start`` describes (its config is set to it, and restored); best first (ties: the
+    lower rank, then no special weight, then the smaller weight)."""
+    base = classifier.config
+    raw = replace(base, consequence_clauses=False)
+    try:
+        classifier.config = raw
+        logits = classifier.logits(texts)  # each text's own logits, its clauses not read yet
+        lexical = classifier.lexical_log_probs(texts)
+        citations = classifier.citations(texts)
+        out: list[PriorCandidate] = []
+        for k in grid[0]:
+            classifier.config = replace(base, consequence_top_k=k)
+            pooled = classifier.read_sanctions(texts, logits)
+            for w in grid[1]:
+                classifier.config = replace(base, consequence_top_k=k, sanction_umbrella_weight=w)
+                scored = classifier.calibrate(pooled, lexical_log_probs=lexical, citations=citations)
+                m = article_metrics(
+                    dict(zip(ids, ranking_from_scores(scored, classifier.labels), strict=True)), gold
+                )
+                out.append(
+                    replace(
+                        start,
+                        mrr=m["mrr"],
+                        f_mu=m["f_mu"],
+                        rec_at_3=m["rec@3"],
+                        sanction_top_k=k,
+                        sanction_umbrella_weight=w,
+                    )
+                )
+    finally:
+        classifier.config = base
+    out.sort(
+        key=lambda p: (
+            -round(p.objective, 6),
+            p.sanction_top_k,
+            p.sanction_umbrella_weight is not None,
+            p.sanction_umbrella_weight or 0.0,
+        )
+    )
+    return out
+
+
 @dataclass(frozen=True)
 class Selection:
-    """The four steps' candidates, best first; ``best`` is the chosen ensemble."""
+    """The five steps' candidates, best first; ``best`` is the chosen ensemble."""
 
     priors: list[PriorCandidate]
     lexical: list[PriorCandidate]
     umbrellas: list[PriorCandidate]
     consequences: list[PriorCandidate] = field(default_factory=list)
+    sanctions: list[PriorCandidate] = field(default_factory=list)
 
     @property
     def best(self) -> PriorCandidate:
-        for step in (self.consequences, self.umbrellas, self.lexical, self.priors):
+        for step in (self.sanctions, self.consequences, self.umbrellas, self.lexical, self.priors):
             if step:
                 return step[0]
         raise ValueError("empty selection")
@@ -245,8 +313,10 @@ def select_law_prior(
     lexical_grid: Sequence[float] = LEXICAL_GRID,
     umbrella_grid: tuple[Sequence[int], Sequence[float]] = UMBRELLA_GRID,
     consequence_grid: Sequence[float] = CONSEQUENCE_GRID,
+    sanction_grid: tuple[Sequence[int], Sequence[float | None]] | None = SANCTION_GRID,
 ) -> Selection:
-    """Run the four selection steps on the GDPRhub training half with ``classifier``'s encoder."""
+    """Run the five selection steps on the GDPRhub training half with ``classifier``'s encoder (step 5 only
+    with a ``sanction_grid``)."""
     from compliance.models.training import lexical_expert, umbrella_reader
     from compliance.models.umbrella import UmbrellaConfig, consequence_articles, principle_umbrellas
 
@@ -288,17 +358,39 @@ def select_law_prior(
         f"lead:{i}": g for i, g in leads.gold.items()
     }
     best = umbrellas[0] if umbrellas else chosen
+    found_consequences = consequence_articles(law, labels)
     consequences = score_consequences(
         np.concatenate([ensemble, lead_ensemble]),
         both_ids,
         both_gold,
         best,
-        consequence_articles(law, labels),
+        found_consequences,
         by_k.get(best.umbrella_top_k, {}),
         labels,
         consequence_grid,
     )
-    return Selection(priors, steps, umbrellas, consequences)
+    sanctions: list[PriorCandidate] = []
+    if sanction_grid is not None and consequences and found_consequences:
+        best = consequences[0]
+        ensemble_config = replace(
+            classifier.config,
+            label_prior=tuple(float(x) for x in signals.reweighted(best.config).as_array()),
+            prior_weight=1.0,
+            lexical_weight=best.lexical_weight,
+            umbrellas=tuple(sorted(by_k.get(best.umbrella_top_k, {}).items())) or None,
+            umbrella_weight=best.umbrella_weight,
+            consequences=tuple(sorted(found_consequences.items())),
+            consequence_weight=best.consequence_weight,
+            consequence_clauses=True,
+        )
+        stored, classifier.config = classifier.config, ensemble_config
+        try:
+            sanctions = score_sanctions(
+                classifier, texts + lead_texts, both_ids, both_gold, best, sanction_grid
+            )
+        finally:
+            classifier.config = stored
+    return Selection(priors, steps, umbrellas, consequences, sanctions)
 
 
 def _selection_dict(found: Selection) -> dict[str, Any]:
@@ -307,14 +399,20 @@ def _selection_dict(found: Selection) -> dict[str, Any]:
         "lexical": [c.to_dict() for c in found.lexical],
         "umbrellas": [c.to_dict() for c in found.umbrellas],
         "consequences": [c.to_dict() for c in found.consequences],
+        "sanctions": [c.to_dict() for c in found.sanctions],
         "best": found.best.to_dict(),
     }
+
+
+def _weight(w: float | None) -> str:
+    return "-" if w is None else f"{w:g}"
 
 
 def render_selection(found: Selection) -> str:
     """The steps' candidates as a text table, best first within each step."""
     lines = [
-        "addressee citations recitals lexical umbrella(k, w) consequence |   MRR   F^μ  Rec@3  objective"
+        "addressee citations recitals lexical umbrella(k, w) consequence sanction(k, w) |   MRR   F^μ  Rec@3"
+        "  objective"
         "  (GDPRhub training half)"
     ]
     steps = (
@@ -325,6 +423,10 @@ def render_selection(found: Selection) -> str:
             "-- step 4: consequence articles (facts and lead summaries of the training half) --",
             found.consequences,
         ),
+        (
+            "-- step 5: a text about a sanction (consequence article's rank at most k; umbrella weight in it) --",
+            found.sanctions,
+        ),
     )
     for header, candidates in steps:
         if header is not None and candidates:
@@ -333,7 +435,8 @@ def render_selection(found: Selection) -> str:
             d = c.to_dict()
             lines.append(
                 f"{d['addressee']:9g} {d['citations']:9g} {d['recitals']:8g} {d['lexical_weight']:7g}"
-                f" {d['umbrella_top_k']:6d} {d['umbrella_weight']:5g} {d['consequence_weight']:11g} |"
+                f" {d['umbrella_top_k']:6d} {d['umbrella_weight']:5g} {d['consequence_weight']:11g}"
+                f" {d['sanction_top_k']:8d} {_weight(d['sanction_umbrella_weight']):>5s} |"
                 f" {d['mrr']:.3f} {d['f_mu']:.3f} {d['rec@3']:.3f}  {d['objective']:.3f}"
             )
     return "\n".join(lines)
@@ -343,8 +446,8 @@ def render_selection(found: Selection) -> str:
 @click.option("--model", "model_path", type=click.Path(path_type=Path), default=None)
 @click.option("--json", "as_json", is_flag=True)
 def main(model_path: Path | None, as_json: bool) -> None:  # pragma: no cover - thin command-line wrapper
-    """Select the law-prior exponents, the lexical weight, the umbrellas and the consequence weight on the GDPRhub
-    training half."""
+    """Select the law-prior exponents, the lexical weight, the umbrellas, the consequence weight and the reading of
+    a text about a sanction on the GDPRhub training half."""
     from compliance.evaluation.queries import gdprhub_path, load_gdprhub
     from compliance.models.classifier import load
     from compliance.rules import get_pack, load_pack_law

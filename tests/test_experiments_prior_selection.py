@@ -15,6 +15,7 @@ from experiments.prior_selection import (
     score_consequences,
     score_law_priors,
     score_lexical_weights,
+    score_sanctions,
     score_umbrellas,
 )
 
@@ -91,3 +92,47 @@ def test_consequence_step_passes_the_fine_down_to_the_infringed_article() -> Non
     assert selection.best is found[0]
     table = render_selection(selection)
     assert "-- step 3" not in table and "-- step 4: consequence articles" in table
+
+
+def test_sanction_step_weighs_the_umbrella_in_a_text_about_a_fine() -> None:
+    """Step 5 scores every (rank, weight) pair with the classifier itself and restores its config."""
+    pytest.importorskip("torch")
+    from dataclasses import replace
+
+    from compliance.models.classifier import load
+    from tests.fixtures.classifier.tiny import shared_tiny_classifier
+
+    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
+    texts = [
+        "The authority imposed a fine on the company for failing to notify a personal data breach in time",
+        "Data subjects may ask for a copy of their personal data.",
+    ]
+    plain = replace(clf.config, consequence_clauses=False)
+    clf.config = plain
+    logits = clf.logits(texts)
+    fine = clf.labels[int(logits[0].argmax())]
+    other_first = clf.labels[int(logits[1].argmax())]
+    assert other_first != fine
+    # the umbrella: the sanction text's last article, over every article but the fine and itself
+    umbrella = clf.labels[int(logits[0].argmin())]
+    members = tuple(a for a in clf.labels if a not in (fine, umbrella))
+    clf.config = replace(
+        plain,
+        consequences=((fine, members),),
+        consequence_weight=0.0,
+        umbrellas=((umbrella, members),),
+        umbrella_weight=0.01,
+        consequence_clauses=False,  # the tiny model's clauses would move the fine from first place
+    )
+    stored = clf.config
+    ids = ["fine", "other"]
+    gold = {"fine": [umbrella], "other": [other_first]}
+    start = PriorCandidate(LawPriorConfig(1, 1, 1), 0.0, 0.0, 0.0, lexical_weight=1.0)
+    found = score_sanctions(clf, texts, ids, gold, start, ((1,), (None, 50.0)))
+    assert clf.config is stored
+    assert [(c.sanction_top_k, c.sanction_umbrella_weight) for c in found] == [(1, 50.0), (1, None)]
+    assert found[0].mrr == 1.0 and found[1].mrr < 1.0
+    assert all(c.config == start.config and c.lexical_weight == 1.0 for c in found)
+    selection = Selection([start], [start], [], [start], found)
+    assert selection.best is found[0]
+    assert "-- step 5: a text about a sanction" in render_selection(selection)

@@ -1,6 +1,7 @@
-"""A text about a sanction is read clause by clause as well (``ClassifierConfig.consequence_clauses``): when its
-first article is a consequence article (Art. 83, fines), its logits are the mean of its own and its clauses'; every
-other text keeps its logits."""
+"""A text about a sanction is read clause by clause as well (``ClassifierConfig.consequence_clauses``): when a
+consequence article (Art. 83, fines) ranks among its first ``consequence_top_k`` articles, its logits are the mean
+of its own and its clauses', and its umbrellas may weigh differently (``sanction_umbrella_weight``); every other
+text keeps its logits and weights."""
 
 from __future__ import annotations
 
@@ -58,3 +59,72 @@ def test_only_a_text_whose_first_article_is_a_consequence_article_is_read_by_cla
     # without consequence articles the setting does nothing
     clf.config = replace(plain, consequence_clauses=True)
     np.testing.assert_array_equal(clf.logits([SANCTION, OTHER]), whole)
+
+
+def test_a_consequence_article_among_the_first_k_makes_a_text_about_a_sanction() -> None:
+    """``consequence_top_k``: the consequence article need not rank first; the text is then read by clauses too."""
+    from compliance.models.classifier import load
+    from tests.fixtures.classifier.tiny import shared_tiny_classifier
+
+    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
+    plain = replace(clf.config, consequence_clauses=False)
+    clf.config = plain
+    whole = clf.logits([SANCTION, OTHER])
+    second = clf.labels[int(np.argsort(-whole[0])[1])]  # the sanction text's second article
+    rank_other = int((whole[1] > whole[1][clf.labels.index(second)]).sum())  # 0 = first
+    members = tuple(a for a in clf.labels if a != second)
+    sanctions = replace(plain, consequences=((second, members),), consequence_clauses=True)
+    clf.config = replace(sanctions, consequence_top_k=1)
+    np.testing.assert_array_equal(clf.about_sanction(whole), [False, rank_other < 1])
+    if rank_other >= 1:
+        np.testing.assert_array_equal(clf.logits([SANCTION, OTHER]), whole)  # second is not first: unread
+    clf.config = replace(sanctions, consequence_top_k=2)
+    assert clf.about_sanction(whole)[0]
+    assert bool(clf.about_sanction(whole)[1]) == (rank_other < 2)
+    read = clf.logits([SANCTION])
+    clf.config = plain
+    clauses = split_clauses(SANCTION)
+    expected = (whole[0] + clf.logits(clauses).sum(axis=0)) / (1 + len(clauses))
+    np.testing.assert_allclose(read[0], expected, rtol=1e-5, atol=1e-5)
+    # a model without consequence articles has no text about a sanction
+    assert not clf.about_sanction(whole).any()
+
+
+def test_the_umbrellas_weigh_differently_in_a_text_about_a_sanction() -> None:
+    """``sanction_umbrella_weight``: the umbrellas' weight in the texts about a sanction only; every other text is
+    scored with ``umbrella_weight``."""
+    from compliance.models.classifier import load
+    from tests.fixtures.classifier.tiny import shared_tiny_classifier
+
+    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
+    plain = replace(clf.config, consequence_clauses=False)
+    clf.config = plain
+    logits = clf.logits([SANCTION, OTHER])
+    first = clf.labels[int(logits[0].argmax())]
+    assert clf.labels[int(logits[1].argmax())] != first
+    members = tuple(a for a in clf.labels if a != first)
+    umbrella = next(a for a in clf.labels if a != first)
+    base = replace(
+        plain,
+        consequences=((first, members),),
+        consequence_weight=0.5,
+        umbrellas=((umbrella, tuple(a for a in members if a != umbrella)),),
+        umbrella_weight=0.25,
+    )
+    scores = {}
+    for name, cfg in {
+        "low": base,
+        "high": replace(base, umbrella_weight=1.0),
+        "sanction": replace(base, sanction_umbrella_weight=1.0),
+    }.items():
+        clf.config = cfg
+        scores[name] = clf.calibrate(logits)
+    np.testing.assert_allclose(scores["sanction"][0], scores["high"][0])
+    np.testing.assert_allclose(scores["sanction"][1], scores["low"][1])
+    assert not np.allclose(scores["high"][0], scores["low"][0])
+    # the explanation's umbrella share follows the same weight
+    clf.config = replace(base, sanction_umbrella_weight=1.0)
+    ranked = clf.rank([SANCTION], top_k=len(clf.labels), explain=True)[0]
+    clf.config = replace(base, umbrella_weight=1.0)
+    same = clf.rank([SANCTION], top_k=len(clf.labels), explain=True)[0]
+    assert [(s.article, round(s.score, 6)) for s in ranked] == [(s.article, round(s.score, 6)) for s in same]

@@ -689,6 +689,10 @@ def suggestion_version(
         scoring["windows"] = classifier.config.window_pooling
     if classifier.config.consequence_clauses and classifier.config.consequences:  # a sanction read by clauses
         scoring["sanction"] = "clauses"
+    if classifier.config.consequences and classifier.config.consequence_top_k != 1:  # a fine ranked lower
+        scoring["sanction_top_k"] = classifier.config.consequence_top_k
+    if classifier.config.consequences and classifier.config.sanction_umbrella_weight is not None:
+        scoring["sanction_umbrella"] = classifier.config.sanction_umbrella_weight
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

@@ -49,7 +49,12 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         f"- recipe: `{meta.get('recipe', {}).get('name')}`; package version {meta.get('package_version')}, "
         f"torch {meta.get('torch_version')}, trained {meta.get('trained_at')}",
         "- head: cosine similarity to 99 article prototypes (warm-started from mean training embeddings) with",
-        "  a learned scale; mean pooling; long texts are scored in overlapping windows whose logits are averaged",
+        "  a learned scale; mean pooling; long texts are scored in overlapping windows whose "
+        + (
+            "temperature-scaled distributions are averaged"
+            if clf.config.window_pooling == "probabilities"
+            else "logits are averaged"
+        ),
         (
             "- encoder: LoRA adapters and layer vectors over the base encoder (`adapter.safetensors`), merged at load"
             if meta.get("encoder_adapter") or (meta.get("recipe") or {}).get("compact")
@@ -72,9 +77,22 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
             else ""
         )
         + (
+            "; a text about a sanction (a consequence article among its first "
+            f"{clf.config.consequence_top_k} articles) is also read clause by clause"
+            if clf.config.consequences and clf.config.consequence_clauses
+            else ""
+        )
+        + (
             f"; then principle umbrellas (weight {clf.config.umbrella_weight:g}): "
             + "; ".join(f"Art. {a} ← {', '.join(map(str, m))}" for a, m in (clf.config.umbrellas or ()))
             if clf.uses_umbrellas
+            else ""
+        )
+        + (
+            f" (weight {clf.config.sanction_umbrella_weight:g} in a text about a sanction)"
+            if clf.config.consequences
+            and clf.config.sanction_umbrella_weight is not None
+            and clf.uses_umbrellas
             else ""
         )
         + (

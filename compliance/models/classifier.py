@@ -140,9 +140,17 @@ class ClassifierConfig:
             logits (what every model before format 4's pooling setting did), ``"probabilities"`` averages their
             temperature-scaled distributions, so that one window that speaks clearly of an article is not
             cancelled by windows that say nothing of it. A text of one window is scored the same either way.
-        consequence_clauses: a text whose first article is a consequence article (a text about a fine) is scored
+        consequence_clauses: a text about a sanction (``consequence_top_k``; a text about a fine) is scored
             as the mean of its own logits and its clauses' (:meth:`ArticleClassifier.read_sanctions`), so that
             what the fine was for is read apart from the fine; needs ``consequences``.
+        consequence_top_k: a text is *about a sanction* when a consequence article ranks among the first
+            ``consequence_top_k`` of its logits (1: only when it ranks first, what every model before this setting
+            did): such a text is read clause by clause (``consequence_clauses``, decided on its own logits) and its
+            umbrellas get ``sanction_umbrella_weight`` (decided on the logits it is scored with, its clauses read:
+            a text whose fine no longer ranks high once its clauses are read is scored as any other).
+        sanction_umbrella_weight: the principle umbrellas' weight in a text about a sanction (None: the
+            ``umbrella_weight`` of every text). A fine is most often for an infringed principle (Art. 5) beside, or
+            instead of, the specific duty the text describes; a policy statement is rarely about a sanction.
     """
 
     max_length: int = 128
@@ -162,6 +170,8 @@ class ClassifierConfig:
     citation_weight: float = 0.0
     window_pooling: str = "logits"
     consequence_clauses: bool = False
+    consequence_top_k: int = 1
+    sanction_umbrella_weight: float | None = None
 
 
 #: the ways a text's windows may be pooled (:attr:`ClassifierConfig.window_pooling`).
@@ -339,8 +349,8 @@ class ArticleClassifier:
 
     def forward(self, texts: Sequence[str], space: EmbeddingSpace | None = None) -> ForwardPass:
         """One encoder pass over ``texts`` (:meth:`_forward`), and, when the model reads a sanction's clauses
-        (:attr:`ClassifierConfig.consequence_clauses`), a second pass over the clauses of the texts whose first
-        article is a consequence article (:meth:`read_sanctions`): only those texts' logits change."""
+        (:attr:`ClassifierConfig.consequence_clauses`), a second pass over the clauses of the texts about a sanction
+        (:meth:`about_sanction`, :meth:`read_sanctions`): only those texts' logits change."""
         result = self._forward(texts, space)
         return replace(result, logits=self.read_sanctions(texts, result.logits))
 
@@ -352,22 +362,21 @@ class ArticleClassifier:
         A text about a fine ("The DPA fined a controller €3,000 for failing to inform the data subjects") reads to
         the encoder as a text about the consequence article (Art. 83, fines) whatever the fine was for; the
         consequence step passes that article's score down to the articles it sanctions in proportion to theirs,
-        but the encoder has little left for them. For every text whose first article is a consequence article,
-        the text and each of its clauses (:func:`compliance.text.split_clauses`, at least three words) are
+        but the encoder has little left for them. For every text about a sanction (:meth:`about_sanction`: a
+        consequence article among its first ``consequence_top_k`` articles), the text and each of its clauses (:func:`compliance.text.split_clauses`, at least three words) are
         scored and their logits averaged: the clause "for failing to inform the data subjects" speaks of Art. 13
         without the sanction. A text of one clause, and every other text, keeps its logits."""
         from compliance.text import split_clauses
 
         if not self.config.consequence_clauses or not len(texts):
             return logits
-        consequence = {self.labels.index(a) for a, _ in self.config.consequences or () if a in self.labels}
-        if not consequence:
+        sanction = self.about_sanction(logits)
+        if not sanction.any():
             return logits
-        top = logits.argmax(axis=1)
         units: list[str] = []
         owners: list[int] = []
         for i, text in enumerate(texts):
-            if int(top[i]) not in consequence:
+            if not sanction[i]:
                 continue
             clauses = split_clauses(text)
             if len(clauses) > 1:
@@ -380,6 +389,18 @@ class ArticleClassifier:
         return pool_windows(
             every, [*range(len(texts)), *owners], len(texts), "logits", self.config.temperature
         )
+
+    def about_sanction(self, logits: np.ndarray) -> np.ndarray:
+        """Per row of ``logits``, whether the text is about a sanction: a consequence article (Art. 83, fines)
+        ranks among its first :attr:`ClassifierConfig.consequence_top_k` articles (all False for a model without
+        consequence articles)."""
+        columns = [self.labels.index(a) for a, _ in self.config.consequences or () if a in self.labels]
+        if not columns or not len(logits):
+            return np.zeros(len(logits), dtype=bool)
+        k = max(1, self.config.consequence_top_k)
+        # articles scoring strictly above the consequence article: fewer than k means it is among the first k
+        above = (logits[:, None, :] > logits[:, columns][:, :, None]).sum(axis=2)
+        return np.asarray((above < k).any(axis=1))
 
     def _forward(self, texts: Sequence[str], space: EmbeddingSpace | None = None) -> ForwardPass:
         """One encoder pass over ``texts`` that gives the raw article logits and, when ``space`` is given, each
@@ -566,7 +587,7 @@ class ArticleClassifier:
         if umbrella and self.uses_umbrellas:
             assert self.config.umbrellas is not None
             probs, added = apply_umbrellas(
-                probs, self.labels, dict(self.config.umbrellas), self.config.umbrella_weight
+                probs, self.labels, dict(self.config.umbrellas), self._umbrella_weights(logits)
             )
             from_members = np.divide(added, before + added, out=np.zeros_like(added), where=added > 0)
         cited = np.zeros_like(probs)
@@ -575,6 +596,14 @@ class ArticleClassifier:
                 probs, citation_matrix(citations, self.labels), self.config.citation_weight
             )
         return _Scored(probs, from_members, passed_down, before, cited)
+
+    def _umbrella_weights(self, logits: np.ndarray) -> float | np.ndarray:
+        """The umbrellas' weight: :attr:`ClassifierConfig.umbrella_weight`, or per text
+        :attr:`ClassifierConfig.sanction_umbrella_weight` for the texts about a sanction (:meth:`about_sanction`)."""
+        special = self.config.sanction_umbrella_weight
+        if special is None or special == self.config.umbrella_weight:
+            return self.config.umbrella_weight
+        return np.where(self.about_sanction(logits), special, self.config.umbrella_weight)
 
     def _prior_distribution(self) -> np.ndarray:
         """The stored label prior as a distribution in :attr:`labels` order (floored at 1e-12, renormalised)."""

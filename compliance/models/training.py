@@ -93,9 +93,10 @@ class Recipe:
         window_pooling: how a text longer than one inference window pools its windows' scores
             (:attr:`~compliance.models.classifier.ClassifierConfig.window_pooling`): ``"probabilities"``, the mean
             of the windows' distributions, or ``"logits"``, the mean of their raw logits.
-        consequence_clauses: read a text whose first article is a consequence article (a text about a fine)
-            clause by clause as well (:attr:`~compliance.models.classifier.ClassifierConfig.consequence_clauses`);
-            only with consequence articles.
+        consequence_clauses: read a text about a sanction (a consequence article among its first
+            ``consequence.top_k`` articles) clause by clause as well
+            (:attr:`~compliance.models.classifier.ClassifierConfig.consequence_clauses`); only with consequence
+            articles.
     """
 
     name: str = "r"
@@ -145,14 +146,16 @@ _R_LITERAL = Recipe(
 #: ... and every training sentence also restated in a policy's words ("we", "supplier", "privacy notice",
 #: "must"; compliance.models.restate), from the GDPR's own text alone: the default since 26 November 2026, its
 #: ensemble weights re-selected on the GDPRhub training half for the soup it trains (experiments.prior_selection:
-#: the recitals and citations signals squared, the umbrellas at half their members' mass, the fines passing 0.9)
+#: the recitals and citations signals squared, the umbrellas at half their members' mass, the fines passing 0.9;
+#: since 26 November 2026 step 5: a text is about a sanction when Art. 83 is among its first three articles, and
+#: its umbrellas then weigh 0.9)
 _R = replace(
     _R_LITERAL,
     name="r",
     data=DataConfig(restated=True),
     law_prior=LawPriorConfig(addressee=1, citations=2, recitals=2),
     umbrella=UmbrellaConfig(weight=0.5),
-    consequence=ConsequenceConfig(weight=0.9),
+    consequence=ConsequenceConfig(weight=0.9, top_k=3, umbrella_weight=0.9),
 )
 
 #: The recipes compared in docs/classifier.md. ``r`` (recital enrichment, longer fine-tune, soup) is the default.
@@ -762,6 +765,8 @@ def train(
                 consequences=tuple(sorted(consequences.items())),
                 consequence_weight=recipe.consequence.weight,
                 consequence_clauses=recipe.consequence_clauses,
+                consequence_top_k=recipe.consequence.top_k,
+                sanction_umbrella_weight=recipe.consequence.umbrella_weight,
             )
     if recipe.citation is not None:  # what the text says of itself: with or without extra supervision
         clf.config = replace(

@@ -93,9 +93,13 @@ def principle_umbrellas(
 
 
 def apply_umbrellas(
-    probs: np.ndarray, labels: Sequence[int], umbrellas: Mapping[int, Sequence[int]], weight: float
+    probs: np.ndarray,
+    labels: Sequence[int],
+    umbrellas: Mapping[int, Sequence[int]],
+    weight: float | np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Give every umbrella ``weight ×`` its members' mass and renormalise.
+    """Give every umbrella ``weight ×`` its members' mass and renormalise (``weight``: one for every row, or
+    one per row).
 
     Returns:
         The new probabilities and the mass each article received from its members (before renormalisation;
@@ -121,10 +125,16 @@ class ConsequenceConfig:
         min_share: an article is a consequence article when it refers to at least this share of the act's
             (labelled) articles; in the GDPR only Art. 83 does (43 of 99; the next, Art. 70, refers to 18).
         weight: share of a consequence article's probability passed down to its members.
+        top_k: a text is about a sanction when a consequence article ranks among its first ``top_k`` articles
+            (:attr:`~compliance.models.classifier.ClassifierConfig.consequence_top_k`).
+        umbrella_weight: the principle umbrellas' weight in a text about a sanction (None: the same as in every
+            other text; :attr:`~compliance.models.classifier.ClassifierConfig.sanction_umbrella_weight`).
     """
 
     min_share: float = 0.2
     weight: float = 0.75
+    top_k: int = 1
+    umbrella_weight: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
