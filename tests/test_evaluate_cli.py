@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from compliance.cli import cli
 from compliance.errors import ConfigurationError
-from compliance.evaluation.queries import controls_query_set, labelled_query_set
+from compliance.evaluation.queries import controls_query_set, labelled_query_set, security_controls_query_set
 
 ROWS = [
     {"id": "a", "text": "Laptops are encrypted and backups are restored and tested.", "articles": [32]},
@@ -70,6 +70,10 @@ def test_the_shipped_control_set_is_package_data() -> None:
     qs = controls_query_set()
     assert qs.name == "controls" and len(qs) >= 120
     assert all(1 <= a <= 99 for gold in qs.gold.values() for a in gold)
+    security = security_controls_query_set()
+    assert security.name == "security-controls" and len(security) >= 30
+    assert all(32 in gold for gold in security.gold.values())
+    assert not set(security.queries.values()) & set(qs.queries.values())
 
 
 def test_evaluate_cli_on_a_users_own_file(tmp_path: Path, gdpr_mirror: None) -> None:

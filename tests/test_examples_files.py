@@ -251,9 +251,14 @@ def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
 
 
 @cache
-def controls() -> tuple[dict[str, object], ...]:
-    lines = (DATA / "controls.jsonl").read_text(encoding="utf-8").splitlines()
+def controls(name: str = "controls.jsonl") -> tuple[dict[str, object], ...]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
     return tuple(json.loads(line) for line in lines if line.strip())
+
+
+def _every_control() -> tuple[dict[str, object], ...]:
+    """The control set and the security control set together (neither may copy the examples or the GDPR)."""
+    return controls() + controls("security_controls.jsonl")
 
 
 def test_control_set_is_valid() -> None:
@@ -280,11 +285,30 @@ def test_control_set_is_valid() -> None:
     assert all(counts[a] >= 2 for a in (7, 13, 15, 17, 21, 28, 30, 33, 35, 44, 46))
 
 
+def test_security_control_set_is_valid() -> None:
+    """Technical and organisational security measures: Art. 32 in every one (first, or beside the duty the measure
+    also serves), no id or text shared with the control set."""
+    items = controls("security_controls.jsonl")
+    assert len(items) >= 30
+    ids = [str(item["id"]) for item in items]
+    assert len(set(ids)) == len(ids) and all(re.fullmatch(r"sec-\d{3}", i) for i in ids)
+    known = {_norm(str(item["text"])).lower() for item in controls()}
+    for item in items:
+        assert set(item) == {"id", "text", "articles", "note"}, item
+        articles = item["articles"]
+        assert isinstance(articles, list) and 32 in articles and len(set(articles)) == len(articles), item[
+            "id"
+        ]
+        assert all(isinstance(a, int) and 1 <= a <= 99 for a in articles), item["id"]
+        assert 5 <= len(_words(str(item["text"]))) <= 60 and str(item["note"]).strip(), item["id"]
+        assert _norm(str(item["text"])).lower() not in known, item["id"]
+
+
 def test_control_set_is_not_copied_from_the_examples() -> None:
     example_grams: set[tuple[str, ...]] = set()
     for path in (TOOLS / "src").glob("*.md"):
         example_grams |= _ngrams(path.read_text(encoding="utf-8"), 8)
-    copied = {item["id"] for item in controls() if _ngrams(str(item["text"]), 8) & example_grams}
+    copied = {item["id"] for item in _every_control() if _ngrams(str(item["text"]), 8) & example_grams}
     assert not copied
 
 
@@ -295,7 +319,7 @@ def test_control_set_is_not_copied_from_the_gdpr(shared_data: Path) -> None:
         if line.strip():
             law_grams |= _ngrams(json.dumps(json.loads(line), ensure_ascii=False), 8)
     assert len(law_grams) > 10_000
-    copied = {item["id"] for item in controls() if _ngrams(str(item["text"]), 8) & law_grams}
+    copied = {item["id"] for item in _every_control() if _ngrams(str(item["text"]), 8) & law_grams}
     assert not copied
 
 

@@ -24,7 +24,7 @@ from compliance.cli.options import echo_table, json_option
     "--set",
     "sets",
     multiple=True,
-    type=click.Choice(["qa", "qr", "gdprhub", "gdprhub-lead", "controls"]),
+    type=click.Choice(["qa", "qr", "gdprhub", "gdprhub-lead", "controls", "security-controls"]),
     help="Built-in query sets (repeatable; default: all available, or none when --queries is given).",
 )
 @click.option(

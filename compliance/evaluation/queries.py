@@ -37,6 +37,7 @@ __all__ = [
     "gdprhub_split",
     "labelled_query_set",
     "load_gdprhub",
+    "security_controls_query_set",
     "write_gdprhub_train",
 ]
 
@@ -195,4 +196,17 @@ def controls_query_set(path: Path | None = None) -> QuerySet:
     queries, gold = _labelled_rows(source)
     return QuerySet(
         "controls", queries, gold, "hand-written internal controls with the GDPR articles they implement"
+    )
+
+
+def security_controls_query_set() -> QuerySet:
+    """The hand-written technical and organisational security controls shipped with the package (backups,
+    firewalls, patching, MFA, logging, physical access …: what a security control framework maps to the GDPR),
+    written apart from the control set and after it (``compliance/evaluation/data/controls.md``)."""
+    queries, gold = _labelled_rows(bundled_data("security_controls.jsonl"))
+    return QuerySet(
+        "security-controls",
+        queries,
+        gold,
+        "hand-written security controls (technical and organisational measures) with their GDPR articles",
     )

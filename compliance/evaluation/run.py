@@ -19,6 +19,7 @@ from compliance.evaluation.queries import (
     gdprhub_query_set,
     labelled_query_set,
     load_gdprhub,
+    security_controls_query_set,
 )
 from compliance.evaluation.rankers import (
     BM25Ranker,
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["BUILT_IN_SETS", "EvaluationReport", "build_query_sets", "evaluate"]
 
 #: the query sets ``compliance evaluate`` knows by name (the user's own files come beside them)
-BUILT_IN_SETS = ("qa", "qr", "gdprhub", "gdprhub-lead", "controls")
+BUILT_IN_SETS = ("qa", "qr", "gdprhub", "gdprhub-lead", "controls", "security-controls")
 METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3", "ece")
 
 
@@ -109,6 +110,8 @@ def build_query_sets(
                 out.append(gdprhub_lead_query_set(rows, "test"))
     if "controls" in sets:
         out.append(controls_query_set(controls))
+    if "security-controls" in sets:
+        out.append(security_controls_query_set())
     articles = {a.number for a in data.articles}
     for path in query_files:
         qs = labelled_query_set(path)
