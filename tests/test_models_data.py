@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -188,6 +189,11 @@ def test_recipes_that_read_other_acts_name_them() -> None:
 
     assert get_recipe("r").data.acts == ()  # the default reads the GDPR alone
     assert get_recipe("r-parallel").data.acts == ("led",)
+    led = get_recipe(
+        "r-led"
+    )  # the default's restated training and ensemble, plus the LED's parallel provisions
+    assert led.data.acts == ("led",) and led.data.restated
+    assert replace(led, name="r", data=get_recipe("r").data) == get_recipe("r")
     acts = get_recipe("r-acts").data
     assert acts.parallel_acts == ("led",) and set(acts.negative_acts) == {"aifmd", "mifid2", "psd2", "red"}
     # stored as JSON and read back, the recipe is the same

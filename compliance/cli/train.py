@@ -18,9 +18,10 @@ from compliance.cli.options import database_option, device_option
     show_default=True,
     help="Training recipe: r (default: recital enrichment, every sentence also restated in a policy's words, all "
     "layers, 2 epochs, soup of 3 seeds), r-literal (r without the restated sentences), r-fast (top 2 layers, 1 "
-    "epoch, 1 seed), plain, rsp-r, mca-r, rsp-mca-r (the r-fast regime), r-long, frozen; r-parallel (r-literal "
-    "plus the Law Enforcement Directive's provisions that restate a GDPR article) and r-acts (r-parallel plus hard "
-    "negatives from acts of other fields) read those acts' law packs.",
+    "epoch, 1 seed), plain, rsp-r, mca-r, rsp-mca-r (the r-fast regime), r-long, frozen; r-led (r plus the Law "
+    "Enforcement Directive's provisions that restate a GDPR article: for documents that are mostly security "
+    "controls), r-parallel (the same on r-literal) and r-acts (r-parallel plus hard negatives from acts of other "
+    "fields) read those acts' law packs.",
 )
 @click.option(
     "--base-model",

@@ -164,6 +164,10 @@ RECIPES: dict[str, Recipe] = {
     "r": _R,
     # ``r`` on the law's sentences as they are, none restated (the default until 26 November 2026)
     "r-literal": _R_LITERAL,
+    # ``r`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title): security
+    # and other controls gain, short summaries of decisions lose (docs/classifier.md, "Security controls, and the
+    # LED's text again"); for an organisation whose documents are mostly security controls
+    "r-led": replace(_R, name="r-led", data=DataConfig(restated=True, parallel_acts=("led",))),
     # ``r-literal`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title) as
     # further training text of that article (needs the LED law pack: docs/classifier.md, "Training text from
     # other acts")
