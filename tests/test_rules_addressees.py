@@ -47,6 +47,31 @@ from compliance.rules.addressees import (
             False,
         ),
         ("At the request of the CSIRT, the single point of contact shall forward notifications.", True),
+        # a phrase set off by commas between the subject and its verb is not the subject
+        ("Member States, in accordance with national law, shall lay down the rules on penalties.", True),
+        (
+            "The Cooperation Group, in cooperation with the Commission and ENISA, may carry out coordinated "
+            "security risk assessments.",
+            True,
+        ),
+        (
+            "ENISA, in cooperation with Member States, and, where appropriate, after consulting relevant "
+            "stakeholders, shall draw up advice and guidelines.",
+            True,
+        ),
+        ("The controller, where proportionate, shall implement appropriate data protection policies.", False),
+        # … but a pronoun's antecedent is in the clause before it, whatever that clause's first word
+        (
+            "Where a Member State designates more than one authority, it shall indicate which of them is the "
+            "coordinator.",
+            True,
+        ),
+        # "25 May 2018" is a date, not a permission whose subject would be "… by 25"
+        (
+            "Each Member State shall notify to the Commission those provisions of its law which it adopts pursuant "
+            "to paragraph 1, by 25 May 2018 and, without delay, any subsequent amendment affecting them.",
+            True,
+        ),
         # UK acts name their public bodies the same way
         ("The Commissioner may, by written notice, require the controller to provide information.", True),
         ("The Secretary of State may by regulations make provision about the fees.", True),

@@ -82,7 +82,18 @@ _PRONOUN = re.compile(r"^(?:it|they|he|she|this|these|those|each|either)$", re.I
 #: subject that points back to what an earlier clause spoke of is that clause's business, so it has its holder
 _ANAPHORA = re.compile(r"^(?:such|those|that|these|this|which)\b", re.IGNORECASE)
 _CONTINUES = re.compile(r"^(?:and|or|but|and/or)(?:\s|$)", re.IGNORECASE)
-_MODAL = re.compile(r"\b(?:shall|may|must)\b(?:\s+not)?", re.IGNORECASE)
+#: a phrase set off by commas between a subject and its verb ("Member States, in accordance with national law,
+#: shall"; "ENISA, in cooperation with Member States, and, where appropriate, after consulting relevant
+#: stakeholders, shall"; "The Cooperation Group, with the assistance of the Commission, may"): not the subject;
+#: "…, in particular such processing shall" names its subject after the adverb
+_BARE_CONJUNCTION = re.compile(r"^(?:and|or|and/or)$", re.IGNORECASE)
+_INSERTED = re.compile(
+    r"^(?!in\s+particular\b)(?:in|with|without|after|before|where|when|whenever|if|unless|upon|on|at|by|under|"
+    r"pursuant|subject|following|having|taking|as\s+appropriate)\b",
+    re.IGNORECASE,
+)
+#: "25 May 2018" is a date, not a permission
+_MODAL = re.compile(r"\b(?:shall|must|(?<!\d )may(?!\s+\d{4}))\b(?:\s+not)?", re.IGNORECASE)
 #: "shall ensure that X …", "shall provide (by law) for X to …", "shall require X to …": the duty passes to X
 _PASS_ON = re.compile(
     r"^\s*(?:\w+\s+){0,2}?(?:(?:ensure|provide)\s+that\b|provide\s+(?:by\s+law\s+)?for\b|(?:require|oblige)\b)",
@@ -122,13 +133,18 @@ def is_public_body(phrase: str) -> bool:
 
 def _subject_before(text: str, end: int) -> str:
     """The phrase before position ``end`` back to the clause's start (the last comma, semicolon …); a pronoun
-    ("…, it shall") or an inserted phrase ("Member States, in accordance with national law, shall") is passed over
-    for the segment before it; "and" alone (", and shall include") is returned as it is."""
-    segments = [seg.strip() for seg in _CLAUSE_START.split(text[:end])]
+    ("…, it shall"), an inserted phrase ("Member States, in accordance with national law, shall") and a lone
+    "and" between inserted phrases are passed over for the segment before them (up to five segments back); after a
+    pronoun the clause before it is taken whatever its first word ("Where a Member State designates …, it shall":
+    the antecedent is there); "and" right before the verb (", and shall include") is returned as it is."""
+    segments = [seg.strip() for seg in _CLAUSE_START.split(text[:end]) if seg.strip()] or [""]
     if _CONTINUES.match(segments[-1]):
         return segments[-1]
-    for seg in reversed(segments[-3:]):
-        if seg and not _PRONOUN.match(seg):
+    pronoun = False
+    for seg in reversed(segments[-5:]):
+        if _PRONOUN.match(seg):
+            pronoun = True  # "Where a Member State designates …, it shall": the antecedent is in that clause
+        elif pronoun or not (_INSERTED.match(seg) or _BARE_CONJUNCTION.match(seg)):
             return seg
     return ""
 
