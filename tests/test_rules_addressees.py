@@ -72,6 +72,11 @@ from compliance.rules.addressees import (
             "to paragraph 1, by 25 May 2018 and, without delay, any subsequent amendment affecting them.",
             True,
         ),
+        (
+            "The monitoring of compliance with a code of conduct pursuant to Article 40 may be carried out by a body "
+            "which is accredited for that purpose.",
+            False,
+        ),
         # UK acts name their public bodies the same way
         ("The Commissioner may, by written notice, require the controller to provide information.", True),
         ("The Secretary of State may by regulations make provision about the fees.", True),

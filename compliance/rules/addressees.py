@@ -92,8 +92,8 @@ _INSERTED = re.compile(
     r"pursuant|subject|following|having|taking|as\s+appropriate)\b",
     re.IGNORECASE,
 )
-#: "25 May 2018" is a date, not a permission
-_MODAL = re.compile(r"\b(?:shall|must|(?<!\d )may(?!\s+\d{4}))\b(?:\s+not)?", re.IGNORECASE)
+#: "25 May 2018" is a date, not a permission ("Article 40 may be carried out" is one)
+_MODAL = re.compile(r"\b(?:shall|must|may(?!\s+\d{4}))\b(?:\s+not)?", re.IGNORECASE)
 #: "shall ensure that X …", "shall provide (by law) for X to …", "shall require X to …": the duty passes to X
 _PASS_ON = re.compile(
     r"^\s*(?:\w+\s+){0,2}?(?:(?:ensure|provide)\s+that\b|provide\s+(?:by\s+law\s+)?for\b|(?:require|oblige)\b)",
