@@ -6,6 +6,7 @@ text keeps its logits and weights."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,18 +37,29 @@ SANCTION = (
 OTHER = "Data subjects may ask for a copy of their personal data."
 
 
-def test_only_a_text_whose_first_article_is_a_consequence_article_is_read_by_clauses() -> None:
+def _tiny_classifier() -> tuple[Any, Any, np.ndarray]:
+    """The tiny classifier reading no clauses, and its logits of the sanction text and the other text."""
     from compliance.models.classifier import load
     from tests.fixtures.classifier.tiny import shared_tiny_classifier
 
     clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
     plain = replace(clf.config, consequence_clauses=False)
     clf.config = plain
-    whole = clf.logits([SANCTION, OTHER])
+    return clf, plain, clf.logits([SANCTION, OTHER])
+
+
+def _sanction_first(clf: Any, logits: np.ndarray) -> tuple[int, tuple[int, ...]]:
+    """The sanction text's first article, made the consequence article over every other article (the other text's
+    first article is another)."""
+    first = clf.labels[int(logits[0].argmax())]
+    assert clf.labels[int(logits[1].argmax())] != first
+    return first, tuple(a for a in clf.labels if a != first)
+
+
+def test_only_a_text_whose_first_article_is_a_consequence_article_is_read_by_clauses() -> None:
+    clf, plain, whole = _tiny_classifier()
     # make the sanction text's first article the consequence article, sanctioning every other article
-    first = clf.labels[int(whole[0].argmax())]
-    assert clf.labels[int(whole[1].argmax())] != first
-    members = tuple(a for a in clf.labels if a != first)
+    first, members = _sanction_first(clf, whole)
     clf.config = replace(plain, consequences=((first, members),), consequence_clauses=True)
     read = clf.logits([SANCTION, OTHER])
     clauses = split_clauses(SANCTION)
@@ -63,13 +75,7 @@ def test_only_a_text_whose_first_article_is_a_consequence_article_is_read_by_cla
 
 def test_a_consequence_article_among_the_first_k_makes_a_text_about_a_sanction() -> None:
     """``consequence_top_k``: the consequence article need not rank first; the text is then read by clauses too."""
-    from compliance.models.classifier import load
-    from tests.fixtures.classifier.tiny import shared_tiny_classifier
-
-    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
-    plain = replace(clf.config, consequence_clauses=False)
-    clf.config = plain
-    whole = clf.logits([SANCTION, OTHER])
+    clf, plain, whole = _tiny_classifier()
     second = clf.labels[int(np.argsort(-whole[0])[1])]  # the sanction text's second article
     rank_other = int((whole[1] > whole[1][clf.labels.index(second)]).sum())  # 0 = first
     members = tuple(a for a in clf.labels if a != second)
@@ -93,16 +99,8 @@ def test_a_consequence_article_among_the_first_k_makes_a_text_about_a_sanction()
 def test_the_umbrellas_weigh_differently_in_a_text_about_a_sanction() -> None:
     """``sanction_umbrella_weight``: the umbrellas' weight in the texts about a sanction only; every other text is
     scored with ``umbrella_weight``."""
-    from compliance.models.classifier import load
-    from tests.fixtures.classifier.tiny import shared_tiny_classifier
-
-    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
-    plain = replace(clf.config, consequence_clauses=False)
-    clf.config = plain
-    logits = clf.logits([SANCTION, OTHER])
-    first = clf.labels[int(logits[0].argmax())]
-    assert clf.labels[int(logits[1].argmax())] != first
-    members = tuple(a for a in clf.labels if a != first)
+    clf, plain, logits = _tiny_classifier()
+    first, members = _sanction_first(clf, logits)
     umbrella = next(a for a in clf.labels if a != first)
     base = replace(
         plain,
