@@ -363,8 +363,8 @@ class ArticleClassifier:
         the encoder as a text about the consequence article (Art. 83, fines) whatever the fine was for; the
         consequence step passes that article's score down to the articles it sanctions in proportion to theirs,
         but the encoder has little left for them. For every text about a sanction (:meth:`about_sanction`: a
-        consequence article among its first ``consequence_top_k`` articles), the text and each of its clauses (:func:`compliance.text.split_clauses`, at least three words) are
-        scored and their logits averaged: the clause "for failing to inform the data subjects" speaks of Art. 13
+        consequence article among its first ``consequence_top_k`` articles), the text and each of its clauses
+        (:func:`compliance.text.split_clauses`, at least three words) are scored and their logits averaged: the clause "for failing to inform the data subjects" speaks of Art. 13
         without the sanction. A text of one clause, and every other text, keeps its logits."""
         from compliance.text import split_clauses
 

@@ -86,12 +86,13 @@ _CONTINUES = re.compile(r"^(?:and|or|but|and/or)(?:\s|$)", re.IGNORECASE)
 #: shall"; "ENISA, in cooperation with Member States, and, where appropriate, after consulting relevant
 #: stakeholders, shall"; "The Cooperation Group, with the assistance of the Commission, may"): not the subject;
 #: "…, in particular such processing shall" names its subject after the adverb
-_BARE_CONJUNCTION = re.compile(r"^(?:and|or|and/or)$", re.IGNORECASE)
 _INSERTED = re.compile(
     r"^(?!in\s+particular\b)(?:in|with|without|after|before|where|when|whenever|if|unless|upon|on|at|by|under|"
     r"pursuant|subject|following|having|taking|as\s+appropriate)\b",
     re.IGNORECASE,
 )
+#: a lone "and" between inserted phrases (", and, where appropriate,")
+_BARE_CONJUNCTION = re.compile(r"^(?:and|or|and/or)$", re.IGNORECASE)
 #: "25 May 2018" is a date, not a permission ("Article 40 may be carried out" is one)
 _MODAL = re.compile(r"\b(?:shall|must|may(?!\s+\d{4}))\b(?:\s+not)?", re.IGNORECASE)
 #: "shall ensure that X …", "shall provide (by law) for X to …", "shall require X to …": the duty passes to X
