@@ -59,8 +59,8 @@ def _general_share(evaluator: ArticleEvaluator, ranker: Any, general: Sequence[i
 
 def realistic_sets(labels: Sequence[int], shared_data: Path | None) -> tuple[list[Any], Any]:
     """The realistic query sets — GDPRhub case facts (held-out half), the same cases' ``lead`` summaries, the
-    hand-labelled controls — and the GDPRhub frequency prior over ``labels``; without the GDPRhub file, the
-    controls alone and no prior."""
+    hand-labelled controls and security controls — and the GDPRhub frequency prior over ``labels``; without the
+    GDPRhub file, the control sets alone and no prior."""
     from compliance.evaluation.queries import (
         controls_query_set,
         gdprhub_article_counts,
@@ -68,17 +68,19 @@ def realistic_sets(labels: Sequence[int], shared_data: Path | None) -> tuple[lis
         gdprhub_path,
         gdprhub_query_set,
         load_gdprhub,
+        security_controls_query_set,
     )
     from compliance.evaluation.rankers import FrequencyPrior
 
+    controls = [controls_query_set(), security_controls_query_set()]
     path = gdprhub_path(shared_data)
     if path is None:
-        return [controls_query_set()], None
+        return controls, None
     rows = load_gdprhub(path)
     hub = gdprhub_query_set(rows, "test")
     lead = replace(gdprhub_lead_query_set(rows, "test"), name="gdprhub-lead")
     prior = FrequencyPrior(gdprhub_article_counts(rows, "train"), list(labels))
-    return [hub, lead, controls_query_set()], prior
+    return [hub, lead, *controls], prior
 
 
 def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
