@@ -238,7 +238,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     found = consequence_articles(law, labels, chosen) if chosen is not None else {}
     cfg["inference"]["consequences"] = [[a, list(m)] for a, m in sorted(found.items())] or None
     cfg["inference"]["consequence_weight"] = chosen.weight if found and chosen is not None else 0.0
-    cfg["inference"]["consequence_top_k"] = chosen.top_k if chosen is not None else 1
+    cfg["inference"]["consequence_top_k"] = chosen.top_k if found and chosen is not None else 1
     cfg["inference"]["sanction_umbrella_weight"] = (
         chosen.umbrella_weight if found and chosen is not None else None
     )

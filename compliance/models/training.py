@@ -167,7 +167,7 @@ RECIPES: dict[str, Recipe] = {
     # ``r`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title): security
     # and other controls gain, short summaries of decisions lose (docs/classifier.md, "Security controls, and the
     # LED's text again"); for an organisation whose documents are mostly security controls
-    "r-led": replace(_R, name="r-led", data=DataConfig(restated=True, parallel_acts=("led",))),
+    "r-led": replace(_R, name="r-led", data=replace(_R.data, parallel_acts=("led",))),
     # ``r-literal`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title) as
     # further training text of that article (needs the LED law pack: docs/classifier.md, "Training text from
     # other acts")
