@@ -148,6 +148,56 @@ def test_the_shipped_model_recognises_boilerplate_it_never_saw() -> None:
     assert len(mapped) == 3
 
 
+HISTORY_DOC = b"""# Visitor Access Standard
+
+## Requirements
+
+Visitors sign in at reception and are escorted at all times in secure areas.
+
+Visitor badges are returned and deactivated when the visitor leaves.
+
+## Glossary
+
+Emergency change: a change that has to be made at once to restore a service.
+
+## Change log
+
+- 2025-09-02: escorting made mandatory in the server room as well.
+- 2024-04-11: first published.
+
+## Document history
+
+| Issue | Date of change | Amended by | Summary of changes |
+| --- | --- | --- | --- |
+| 2 | September 2025 | Facilities Security | Visitors to the server room are now escorted by IT staff. |
+| 1 | April 2024 | Facilities Security | First issue approved by the security committee. |
+"""
+
+
+def test_a_revision_history_and_a_change_log_are_metadata() -> None:
+    """The rows of a revision history whose "summary of changes" column reads like a control, and the dated entries
+    of a change log, were read as statements and mapped (an open policy template's "Responsible: Policy Team;
+    Summary of Change: Updated and converted to new format." got Art. 24 at 0.59); they are document metadata.
+    The controls stay statements and a glossary's "Emergency change: …" stays a definition."""
+    doc = parse_bytes(HISTORY_DOC, "visitor-access.md")
+    roles = {p.text.split(";")[0].split("\n")[0]: p.role for p in doc.paragraphs}
+    assert (
+        roles["Visitors sign in at reception and are escorted at all times in secure areas."] == "statement"
+    )
+    assert roles["Visitor badges are returned and deactivated when the visitor leaves."] == "statement"
+    assert (
+        roles["Emergency change: a change that has to be made at once to restore a service."] == "definition"
+    )
+    assert roles["- 2025-09-02: escorting made mandatory in the server room as well."] == "metadata"
+    assert roles["Issue: 2"] == "metadata"
+    assert roles["Issue: 1"] == "metadata"
+    keys = np.asarray(document_features(doc))[:, FEATURE_NAMES.index("metadata_keys")]
+    assert [round(k, 2) for k, p in zip(keys, doc.paragraphs, strict=True) if p.text.startswith("Issue")] == [
+        1.0,
+        1.0,
+    ]
+
+
 LEAD_IN_DOC = [
     Block("heading", "Data Processing Addendum", level=0),
     Block("heading", "A. Processor obligations", level=1),

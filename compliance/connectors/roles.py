@@ -90,6 +90,27 @@ _METADATA_KEYS = re.compile(
     r"author|status|date|distribution|updated|issue|standard number|procedure id|reference|valid|supersedes)\b",
     re.IGNORECASE,
 )
+#: the keys of a revision history or change log: the columns of its table ("Summary of change", "Description of
+#: changes", "Changed by") and the dated or versioned entries of a log ("- 2025-03-18: …", "Version 3.1, May 2025:
+#: …", "v2.0 (2025-02-19): …") — a whole key, so that a glossary's "Standard change: …" stays a definition
+_HISTORY_KEY_RE = re.compile(
+    r"^(?:(?:summary|description|date|reason|details?) (?:of|for) )?(?:the )?(?:changes?|amendments?|modifications?)"
+    r"(?: (?:made|description|summary|history|details))?$"
+    r"|^(?:changed|amended|modified|revised|prepared|updated) by$"
+    r"|^(?:revision|version|change|document) history$"
+    r"|^\W*(?:v(?:ersion)?\.? ?\d+(?:\.\d+)*\b|rev(?:ision)?\.? ?[0-9A-Z]\b|\d{4}-\d{2}(?:-\d{2})?\b"
+    r"|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b|(?:\d{1,2} )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{4}\b)",
+    re.IGNORECASE,
+)
+
+
+def _metadata_key(key: str) -> bool:
+    """Whether a key of a key:value paragraph or a table column names document metadata (owner, version, approval,
+    dates, …) or an entry of its revision history."""
+    key = key.strip()
+    return bool(_METADATA_KEYS.search(key) or _HISTORY_KEY_RE.search(key))
+
+
 _CUES: dict[str, re.Pattern[str]] = {
     "cue_means": re.compile(r"\b(means|refers to|is defined as|shall mean|are defined as)\b", re.IGNORECASE),
     "cue_term_dash": re.compile(
@@ -309,8 +330,8 @@ def paragraph_features(
         "digit_ratio": _ratio(sum(map(str.isdigit, text)), len(text)),
         "key_value": float(bool(keys)),
         "pairs": min(len(keys), 6) / 6,
-        "metadata_keys": _ratio(sum(bool(_METADATA_KEYS.search(k)) for k in labels), len(labels)),
-        "metadata_key_first": float(any(_METADATA_KEYS.search(k) for k in labels[:1] + labels[2:])),
+        "metadata_keys": _ratio(sum(map(_metadata_key, labels)), len(labels)),
+        "metadata_key_first": float(any(map(_metadata_key, labels[:1] + labels[2:]))),
         "blanks": min(len(blanks), 5) / 5,
         "blank_share": _ratio(sum(len(b) for b in blanks), len(text)),
         "brackets": min(len(_BRACKET_RE.findall(text)), 3) / 3,
