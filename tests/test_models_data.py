@@ -116,7 +116,7 @@ def other_acts(shared_data: Path) -> dict[str, Law]:
 
     return {
         name: parse_eu_json((shared_data / "laws" / "eu" / f"{name}.json").read_bytes(), source=name)
-        for name in ("led", "red", "psd2")
+        for name in ("led", "red", "psd2", "nis2")
     }
 
 
@@ -178,6 +178,50 @@ def test_hard_negatives_come_from_other_fields_and_only_add_training_rows(
     assert config.acts == ("led", "red", "psd2")
 
 
+def test_provisions_of_other_acts_mapped_to_an_article(
+    gdpr: tuple[Law, dict[int, list[int]]], other_acts: dict[str, Law]
+) -> None:
+    """NIS2 Art. 21 (cybersecurity risk-management measures) states the security of processing for network and
+    information systems under another title: mapped to GDPR Art. 32 for the lexical expert only, its units extend
+    Art. 32's lexical document and nothing else; mapped as a parallel provision, they are training text too. The
+    Commission's implementing acts in the same article oblige nobody an organisation's control answers to."""
+    from compliance.models.data import provision_units
+    from compliance.models.training import umbrella_reader
+
+    law, rmap = gdpr
+    units = provision_units(other_acts["nis2"], 21)
+    assert any("business continuity" in u for u in units)
+    assert any("multi-factor authentication" in u for u in units)
+    assert not [u for u in units if "implementing acts" in u and "Commission" in u]
+    plain = build_training_data(law, rmap, DataConfig())
+    config = DataConfig(lexical_provisions=(("nis2", 21, 32),))
+    assert config.acts == ("nis2",)
+    data = build_training_data(law, rmap, config, acts=other_acts)
+    # the encoder's training set and the held-out sets are the GDPR's alone
+    for name in ("train", "qa", "qr", "calibration"):
+        assert [(e.id, e.text) for e in getattr(data, name)] == [(e.id, e.text) for e in getattr(plain, name)]
+    documents, before = data.lexical_documents(), plain.lexical_documents()
+    assert [a for a in documents if documents[a] != before[a]] == [32]
+    assert documents[32] == "\n".join((before[32], *units))
+    assert data.lexical_documents(gdpr_only=True) == before
+    # the umbrellas' members are read from the GDPR's own words
+    assert umbrella_reader(data).documents == plain.lexical_documents(restated=False)
+    p = data.provenance
+    assert p["counts"]["lexical_units"] == len(units) and p["lexical_articles"] == {"32": len(units)}
+    assert p["acts"]["nis2"]["use"] == ["lexical provisions"]
+    assert DataConfig(**json.loads(json.dumps(config.__dict__))) == config
+    # as a parallel provision, training text of Art. 32 as well
+    parallel = build_training_data(
+        law, rmap, DataConfig(parallel_provisions=(("nis2", 21, 32),)), acts=other_acts
+    )
+    added = [e for e in parallel.train if e.source == "parallel"]
+    assert added and {e.labels for e in added} == {(32,)} and {e.text for e in added} <= set(units)
+    with pytest.raises(ConfigurationError, match=r"GDPR Art\. 100"):
+        build_training_data(law, rmap, DataConfig(lexical_provisions=(("nis2", 21, 100),)), acts=other_acts)
+    with pytest.raises(ConfigurationError, match="no article 400"):
+        build_training_data(law, rmap, DataConfig(lexical_provisions=(("nis2", 400, 32),)), acts=other_acts)
+
+
 def test_a_recipe_naming_an_unreadable_act_says_so(gdpr: tuple[Law, dict[int, list[int]]]) -> None:
     law, rmap = gdpr
     with pytest.raises(ConfigurationError, match="no-such-act"):
@@ -187,12 +231,14 @@ def test_a_recipe_naming_an_unreadable_act_says_so(gdpr: tuple[Law, dict[int, li
 def test_recipes_that_read_other_acts_name_them() -> None:
     from compliance.models.training import get_recipe
 
-    assert get_recipe("r").data.acts == ()  # the default reads the GDPR alone
+    # the default reads the GDPR, and NIS2's security measures for its lexical expert
+    assert get_recipe("r").data.acts == ("nis2",)
+    assert get_recipe("r").data.lexical_provisions == (("nis2", 21, 32),)
     assert get_recipe("r-parallel").data.acts == ("led",)
     led = get_recipe(
         "r-led"
     )  # the default's restated training and ensemble, plus the LED's parallel provisions
-    assert led.data.acts == ("led",) and led.data.restated
+    assert led.data.acts == ("led", "nis2") and led.data.restated
     assert replace(led, name="r", data=get_recipe("r").data) == get_recipe("r")
     acts = get_recipe("r-acts").data
     assert acts.parallel_acts == ("led",) and set(acts.negative_acts) == {"aifmd", "mifid2", "psd2", "red"}

@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,7 @@ __all__ = [
     "mine_negatives",
     "negative_candidates",
     "parallel_units",
+    "provision_units",
     "recital_map_checksum",
     "restated_units",
     "split_sentences",
@@ -75,6 +76,15 @@ class DataConfig:
         parallel_acts: law packs that restate the GDPR's provisions for another field (the Law Enforcement
             Directive, ``led``): the units of each of their articles whose title is the title of exactly one
             GDPR article join that article's group, as paraphrases of it in other words (training only).
+        parallel_provisions: articles of other acts that state a GDPR article's duty for another field under
+            another title, as ``(law pack, its article number, GDPR article)``: their units join that article's
+            group and its lexical document like ``parallel_acts``' (:func:`provision_units`: units that oblige
+            public bodies only, such as the Commission's implementing acts, left out).
+        lexical_provisions: the same, for the lexical expert's document of the article only (the encoder is
+            not trained on them): ``("nis2", 21, 32)`` gives Art. 32 NIS2's list of cybersecurity
+            risk-management measures — backup and business continuity, vulnerability handling, cryptography,
+            access control, multi-factor authentication, human-resources security — the words of security
+            controls that the GDPR's own article leaves to "appropriate technical and organisational measures".
         negative_acts: law packs of fields other than data protection (financial, radio equipment law): their
             sentences that do not speak of personal data become *hard negatives* — each penalised, with an
             unlikelihood term, on the GDPR article the lexical expert gives it most confidently, where that
@@ -98,6 +108,8 @@ class DataConfig:
     extra_weight: int = 1
     seed: int = 13
     parallel_acts: tuple[str, ...] = ()
+    parallel_provisions: tuple[tuple[str, int, int], ...] = ()
+    lexical_provisions: tuple[tuple[str, int, int], ...] = ()
     negative_acts: tuple[str, ...] = ()
     negative_min_share: float = 0.5
     negatives_per_article: int = 16
@@ -122,11 +134,15 @@ class DataConfig:
         # stored as JSON lists, given back as tuples
         object.__setattr__(self, "parallel_acts", tuple(self.parallel_acts))
         object.__setattr__(self, "negative_acts", tuple(self.negative_acts))
+        for name in ("parallel_provisions", "lexical_provisions"):
+            provisions = tuple((str(a), int(n), int(g)) for a, n, g in getattr(self, name))
+            object.__setattr__(self, name, provisions)
 
     @property
     def acts(self) -> tuple[str, ...]:
         """The law packs besides the GDPR that the training data reads."""
-        return tuple(dict.fromkeys((*self.parallel_acts, *self.negative_acts)))
+        provisions = (a for a, _, _ in (*self.parallel_provisions, *self.lexical_provisions))
+        return tuple(dict.fromkeys((*self.parallel_acts, *provisions, *self.negative_acts)))
 
 
 @dataclass(frozen=True)
@@ -170,13 +186,21 @@ class TrainingData:
     parallel_units: dict[int, list[str]] = field(default_factory=dict)
     #: article → its training units restated in a policy's words (``DataConfig.restated``)
     restated_units: dict[int, list[str]] = field(default_factory=dict)
+    #: article → units of other acts' provisions for its lexical document only (``DataConfig.lexical_provisions``)
+    lexical_units: dict[int, list[str]] = field(default_factory=dict)
 
-    def lexical_documents(self, *, restated: bool = True) -> dict[int, str]:
-        """Article → the text the lexical expert indexes: title, training units, parallel units and restated
-        units (never a held-out unit); ``restated=False``: the acts' own words only."""
-        return _lexical_documents(
+    def lexical_documents(self, *, restated: bool = True, gdpr_only: bool = False) -> dict[int, str]:
+        """Article → the text the lexical expert indexes: title, training units, parallel units, restated units
+        and the units of the lexical provisions (never a held-out unit); ``restated=False``: the acts' own words
+        only; ``gdpr_only``: without the lexical provisions (what a question about the GDPR's own text reads)."""
+        documents = _lexical_documents(
             self.articles, self.train_units, self.parallel_units, self.restated_units if restated else None
         )
+        if not gdpr_only:
+            for number, units in self.lexical_units.items():
+                if number in documents:
+                    documents[number] = "\n".join((documents[number], *units))
+        return documents
 
     @property
     def label_counts(self) -> Counter[int]:
@@ -276,6 +300,36 @@ def parallel_units(gdpr: Sequence[ArticleUnits], other: Law) -> dict[int, list[s
         found = owners.get(_title_key(art.title), [])
         if len(found) == 1 and art.units:
             out.setdefault(found[0], []).extend(art.units)
+    return out
+
+
+def provision_units(law: Law, number: int) -> list[str]:
+    """The units of article ``number`` of ``law`` that oblige someone other than public bodies alone
+    (:func:`compliance.rules.addressees.addresses_public_bodies`: "By 17 October 2024, the Commission shall adopt
+    implementing acts …" is left out).
+
+    Raises:
+        ConfigurationError: ``law`` has no article ``number``.
+    """
+    from compliance.rules.addressees import addresses_public_bodies
+
+    for art in article_units(law):
+        if art.number == number:
+            return [u for u in art.units if not addresses_public_bodies(u)]
+    raise ConfigurationError(f"{law.short_name or law.identifier} has no article {number}")
+
+
+def _provisions(
+    provisions: Sequence[tuple[str, int, int]], laws: Mapping[str, Law], numbers: Collection[int]
+) -> dict[int, list[str]]:
+    """GDPR article → the units of the provisions of other acts mapped to it (:func:`provision_units`)."""
+    out: dict[int, list[str]] = {}
+    for name, number, article in provisions:
+        if article not in numbers:
+            raise ConfigurationError(
+                f"{name} Art. {number} is mapped to GDPR Art. {article}, which does not exist"
+            )
+        out.setdefault(article, []).extend(provision_units(laws[name], number))
     return out
 
 
@@ -458,6 +512,9 @@ def build_training_data(
     for name in config.parallel_acts:
         for number, units in parallel_units(articles, laws[name]).items():
             parallels.setdefault(number, []).extend(units)
+    for number, units in _provisions(config.parallel_provisions, laws, numbers).items():
+        parallels.setdefault(number, []).extend(units)
+    lexical_units = _provisions(config.lexical_provisions, laws, numbers)
 
     restated = restated_units(train_units) if config.restated else {}
 
@@ -522,6 +579,7 @@ def build_training_data(
             "parallel_units": sum(len(v) for v in parallels.values()),
             "negatives": len(mined),
             "restated_units": sum(len(v) for v in restated.values()),
+            "lexical_units": sum(len(v) for v in lexical_units.values()),
         },
         "extra": extra_source,
     }
@@ -534,18 +592,35 @@ def build_training_data(
                 "source_format": act.source_format,
                 "use": [
                     u
-                    for u, names in (("parallel", config.parallel_acts), ("negatives", config.negative_acts))
+                    for u, names in (
+                        ("parallel", config.parallel_acts),
+                        ("parallel provisions", [a for a, _, _ in config.parallel_provisions]),
+                        ("lexical provisions", [a for a, _, _ in config.lexical_provisions]),
+                        ("negatives", config.negative_acts),
+                    )
                     if name in names
                 ],
             }
             for name, act in laws.items()
         }
         provenance["parallel_articles"] = {str(a): len(u) for a, u in sorted(parallels.items())}
+        if lexical_units:
+            provenance["lexical_articles"] = {str(a): len(u) for a, u in sorted(lexical_units.items())}
         provenance["negatives_by_article"] = {
             str(a): n for a, n in sorted(Counter(article for _, article in mined).items())
         }
     return TrainingData(
-        train, calibration, qa, qr, articles, provenance, train_units, train_recitals, parallels, restated
+        train,
+        calibration,
+        qa,
+        qr,
+        articles,
+        provenance,
+        train_units,
+        train_recitals,
+        parallels,
+        restated,
+        lexical_units,
     )
 
 

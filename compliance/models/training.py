@@ -148,11 +148,12 @@ _R_LITERAL = Recipe(
 #: ensemble weights re-selected on the GDPRhub training half for the soup it trains (experiments.prior_selection:
 #: the recitals and citations signals squared, the umbrellas at half their members' mass, the fines passing 0.9;
 #: since 26 November 2026 step 5: a text is about a sanction when Art. 83 is among its first three articles, and
-#: its umbrellas then weigh 0.9)
+#: its umbrellas then weigh 0.9; since 26 November 2026 the lexical expert also indexes NIS2 Art. 21, the
+#: cybersecurity risk-management measures, with Art. 32: docs/classifier.md, "The words of security controls")
 _R = replace(
     _R_LITERAL,
     name="r",
-    data=DataConfig(restated=True),
+    data=DataConfig(restated=True, lexical_provisions=(("nis2", 21, 32),)),
     law_prior=LawPriorConfig(addressee=1, citations=2, recitals=2),
     umbrella=UmbrellaConfig(weight=0.5),
     consequence=ConsequenceConfig(weight=0.9, top_k=3, umbrella_weight=0.9),
@@ -233,9 +234,10 @@ def umbrella_reader(data: TrainingData, lexical: LexicalArticleScorer | None = N
     give effect to Art. 5's principles is a question about the law's text; a sentence restated in a policy's
     words ("we" for "the controller") would move members by the words it changed, not by what they say (with
     restated sentences Art. 6, lawfulness, left Art. 5's members for Art. 26, joint controllers). ``lexical``:
-    the model's own expert, used when it reads nothing but those words."""
-    if data.restated_units or lexical is None:
-        return LexicalArticleScorer(data.lexical_documents(restated=False))
+    the model's own expert, used when it reads nothing but those words. Nor does it read the other acts'
+    provisions indexed for the lexical expert alone (``DataConfig.lexical_provisions``)."""
+    if data.restated_units or data.lexical_units or lexical is None:
+        return LexicalArticleScorer(data.lexical_documents(restated=False, gdpr_only=True))
     return lexical
 
 
