@@ -15,8 +15,10 @@
   (the consequence articles, :func:`compliance.models.umbrella.consequence_articles`, and the names a text cites
   the act by, :func:`compliance.rules.references.act_names`, with the default recipe's weights, and how a long
   text's windows are pooled, and how a text about a fine is read: clause by clause, how high its fine must rank,
-  its umbrellas' weight) are written into the shipped classifier's ``config.json`` as a rebuild would; its held-out
-  figures in ``metrics.json`` and the model card are recomputed. The weights stay as they are.
+  its umbrellas' weight) are written into the shipped classifier's ``config.json`` as a rebuild would, and its
+  lexical expert (``lexical.json``) is indexed again from the recipe's data (the other acts' provisions the
+  recipe indexes with an article, ``DataConfig.lexical_provisions``); its held-out figures in ``metrics.json`` and
+  the model card are recomputed. The weights stay as they are.
 * ``link-decision``: ``compliance alerts train-decision --max-steps 0`` on the encoder of the classifier written
   next to it (the threshold and band of that un-tuned encoder, calibrated on graded law-passage pairs of the local
   law mirror), which refers to that classifier (``shipped:gdpr-classifier``) instead of copying the encoder: a
@@ -225,7 +227,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     from compliance.models.classifier import load
     from compliance.models.compact import heldout_figures
     from compliance.models.data import DataConfig, build_training_data
-    from compliance.models.training import get_recipe
+    from compliance.models.training import get_recipe, lexical_expert
     from compliance.models.umbrella import consequence_articles
     from compliance.rules.references import act_names
 
@@ -251,9 +253,23 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     cfg["inference"]["window_pooling"] = cfg["recipe"]["window_pooling"] = get_recipe("r").window_pooling
     cfg["inference"]["consequence_clauses"] = bool(found) and get_recipe("r").consequence_clauses
     cfg["recipe"]["consequence_clauses"] = get_recipe("r").consequence_clauses
+    # the lexical expert's documents: the recipe's other acts indexed with an article (the encoder's training rows
+    # are the same whatever they are)
+    lexical_provisions = [list(p) for p in get_recipe("r").data.lexical_provisions]
+    cfg["recipe"].setdefault("data", {})["lexical_provisions"] = lexical_provisions
+    data = build_training_data(law, recital_map, DataConfig(**cfg["recipe"]["data"]))
+    provenance = cfg.setdefault("provenance", {})
+    provenance.setdefault("data_config", {})["lexical_provisions"] = lexical_provisions
+    provenance.setdefault("counts", {})["lexical_units"] = data.provenance["counts"]["lexical_units"]
+    for key in ("acts", "lexical_articles"):
+        if key in data.provenance:
+            provenance[key] = data.provenance[key]
+        else:
+            provenance.pop(key, None)
+    if cfg["inference"].get("lexical_weight"):
+        lexical_expert(data).save(out)
     config_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     student = load(out, device=args.device)
-    data = build_training_data(law, recital_map, DataConfig(**cfg["recipe"].get("data", {})))
     sets = {"qa": data.qa, "qr": data.qr, "calibration": data.calibration}
     metrics_path = out / "metrics.json"
     metrics = json.loads(metrics_path.read_text())
@@ -278,6 +294,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
             "consequence_clauses": cfg["inference"]["consequence_clauses"],
             "consequence_top_k": cfg["inference"]["consequence_top_k"],
             "sanction_umbrella_weight": cfg["inference"]["sanction_umbrella_weight"],
+            "lexical_provisions": lexical_provisions,
             "heldout_final_before": before,
         },
     }

@@ -231,9 +231,10 @@ def test_a_recipe_naming_an_unreadable_act_says_so(gdpr: tuple[Law, dict[int, li
 def test_recipes_that_read_other_acts_name_them() -> None:
     from compliance.models.training import get_recipe
 
-    # the default reads the GDPR, and NIS2's security measures for its lexical expert
+    # the default reads the GDPR, and NIS2's security measures as Art. 32's text
     assert get_recipe("r").data.acts == ("nis2",)
-    assert get_recipe("r").data.lexical_provisions == (("nis2", 21, 32),)
+    assert get_recipe("r").data.parallel_provisions == (("nis2", 21, 32),)
+    assert get_recipe("r").data.lexical_provisions == ()
     assert get_recipe("r-parallel").data.acts == ("led",)
     led = get_recipe(
         "r-led"

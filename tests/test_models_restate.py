@@ -91,11 +91,12 @@ def test_restated_units_come_from_training_units_only(gdpr: tuple[Law, dict[int,
     assert {e.text for e in plain.train} <= {e.text for e in data.train}
 
 
-def test_the_default_recipe_restates_and_reads_the_gdpr_alone() -> None:
+def test_the_default_recipe_restates_the_gdpr_and_reads_nis2_for_art_32() -> None:
     from compliance.models.training import get_recipe
 
     recipe = get_recipe("r")
-    assert recipe.data.restated and recipe.data.acts == ()
+    assert recipe.data.restated and recipe.data.acts == ("nis2",)
+    assert recipe.data.parallel_provisions == (("nis2", 21, 32),) and not recipe.data.parallel_acts
     literal = get_recipe("r-literal")
     assert not literal.data.restated and literal.epochs == recipe.epochs and literal.soup == recipe.soup
     # the recipes that add other acts were measured on the literal sentences and keep them

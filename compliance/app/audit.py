@@ -693,6 +693,9 @@ def suggestion_version(
         scoring["sanction_top_k"] = classifier.config.consequence_top_k
     if classifier.config.consequences and classifier.config.sanction_umbrella_weight is not None:
         scoring["sanction_umbrella"] = classifier.config.sanction_umbrella_weight
+    provisions = (classifier.meta.get("recipe") or {}).get("data", {}).get("lexical_provisions")
+    if provisions and classifier.uses_lexical:  # the lexical expert also indexes other acts' provisions
+        scoring["lexical_provisions"] = provisions
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

@@ -34,7 +34,7 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         "regulation (articles, titles and, for `-r` recipes, recitals)"
         + (
             " and other acts' official text (parallel provisions, hard negatives: below)"
-            if prov.get("acts")
+            if prov.get("parallel_articles") or prov.get("negatives_by_article")
             else ""
         )
         + (f" plus extra labelled examples ({prov.get('extra')})" if prov.get("extra") else "")
@@ -117,7 +117,17 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
                 "- hard negatives (GDPR article: sentences of other fields penalised on it): "
                 f"{json.dumps(prov.get('negatives_by_article'))}",
             ]
+            if prov.get("parallel_articles") or prov.get("negatives_by_article")
+            else [f"- other acts: {json.dumps(prov.get('acts'))}"]
             if prov.get("acts")
+            else []
+        ),
+        *(
+            [
+                "- lexical provisions (GDPR article: units of other acts' provisions its lexical document also "
+                f"indexes; the encoder is not trained on them): {json.dumps(prov.get('lexical_articles'))}"
+            ]
+            if prov.get("lexical_articles")
             else []
         ),
         f"- data recipe: {json.dumps(prov.get('data_config'))}",

@@ -148,12 +148,13 @@ _R_LITERAL = Recipe(
 #: ensemble weights re-selected on the GDPRhub training half for the soup it trains (experiments.prior_selection:
 #: the recitals and citations signals squared, the umbrellas at half their members' mass, the fines passing 0.9;
 #: since 26 November 2026 step 5: a text is about a sanction when Art. 83 is among its first three articles, and
-#: its umbrellas then weigh 0.9; since 26 November 2026 the lexical expert also indexes NIS2 Art. 21, the
-#: cybersecurity risk-management measures, with Art. 32: docs/classifier.md, "The words of security controls")
+#: its umbrellas then weigh 0.9; since 26 November 2026 NIS2 Art. 21, the cybersecurity risk-management
+#: measures, is training text of Art. 32 and in its lexical document: docs/classifier.md, "The words of security
+#: controls")
 _R = replace(
     _R_LITERAL,
     name="r",
-    data=DataConfig(restated=True, lexical_provisions=(("nis2", 21, 32),)),
+    data=DataConfig(restated=True, parallel_provisions=(("nis2", 21, 32),)),
     law_prior=LawPriorConfig(addressee=1, citations=2, recitals=2),
     umbrella=UmbrellaConfig(weight=0.5),
     consequence=ConsequenceConfig(weight=0.9, top_k=3, umbrella_weight=0.9),
