@@ -99,7 +99,8 @@ _HISTORY_KEY_RE = re.compile(
     r"|^(?:changed|amended|modified|revised|prepared|updated) by$"
     r"|^(?:revision|version|change|document) history$"
     r"|^\W*(?:v(?:ersion)?\.? ?\d+(?:\.\d+)*\b|rev(?:ision)?\.? ?[0-9A-Z]\b|\d{4}-\d{2}(?:-\d{2})?\b"
-    r"|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b|(?:\d{1,2} )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{4}\b)",
+    r"|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b|(?:\d{1,2} )?(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|"
+    r"july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? \d{4}\b)",
     re.IGNORECASE,
 )
 
