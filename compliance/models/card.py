@@ -109,17 +109,21 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         f"- recital map sha256: `{prov.get('recital_map_checksum')}` ({prov.get('recital_pairs')} pairs)",
         f"- counts: {json.dumps(prov.get('counts'))}",
         f"- extra supervision: {prov.get('extra') or 'none'}",
+        *([f"- other acts: {json.dumps(prov.get('acts'))}"] if prov.get("acts") else []),
         *(
             [
-                f"- other acts: {json.dumps(prov.get('acts'))}",
-                "- parallel provisions (GDPR article: units of the same-titled articles of a parallel act): "
-                f"{json.dumps(prov.get('parallel_articles'))}",
-                "- hard negatives (GDPR article: sentences of other fields penalised on it): "
-                f"{json.dumps(prov.get('negatives_by_article'))}",
+                "- parallel provisions (GDPR article: units of another act's articles that state it, by the same "
+                f"title or as the recipe maps them): {json.dumps(prov.get('parallel_articles'))}"
             ]
-            if prov.get("parallel_articles") or prov.get("negatives_by_article")
-            else [f"- other acts: {json.dumps(prov.get('acts'))}"]
-            if prov.get("acts")
+            if prov.get("parallel_articles")
+            else []
+        ),
+        *(
+            [
+                "- hard negatives (GDPR article: sentences of other fields penalised on it): "
+                f"{json.dumps(prov.get('negatives_by_article'))}"
+            ]
+            if prov.get("negatives_by_article")
             else []
         ),
         *(
