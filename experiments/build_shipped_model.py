@@ -266,8 +266,11 @@ def refresh_scoring(args: argparse.Namespace) -> None:
             provenance[key] = data.provenance[key]
         else:
             provenance.pop(key, None)
+    recipe = get_recipe("r")
+    cfg["recipe"]["lexical_stopwords"] = recipe.lexical_stopwords
+    cfg["recipe"]["lexical_numbers"] = recipe.lexical_numbers
     if cfg["inference"].get("lexical_weight"):
-        lexical_expert(data).save(out)
+        lexical_expert(data, recipe).save(out)
     config_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     student = load(out, device=args.device)
     sets = {"qa": data.qa, "qr": data.qr, "calibration": data.calibration}
@@ -295,6 +298,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
             "consequence_top_k": cfg["inference"]["consequence_top_k"],
             "sanction_umbrella_weight": cfg["inference"]["sanction_umbrella_weight"],
             "lexical_provisions": lexical_provisions,
+            "lexical_terms": {"stopwords": recipe.lexical_stopwords, "numbers": recipe.lexical_numbers},
             "heldout_final_before": before,
         },
     }

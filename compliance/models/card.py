@@ -17,6 +17,15 @@ def _fmt(d: dict[str, Any] | None) -> str:
     return ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in d.items())
 
 
+def _lexical_terms(analysis: dict[str, Any]) -> str:
+    """How the lexical expert reads terms, for the scoring line (nothing for the analysis of earlier models)."""
+    stop = {"en": "bm25s' 33 English stop words", "en_plus": "NLTK's 179 English stop words"}
+    parts = [f"without {stop.get(str(analysis.get('stopwords')), str(analysis.get('stopwords')))}"]
+    if not analysis.get("numbers", True):
+        parts.append("nor tokens without a letter")
+    return "; terms " + " ".join(parts)
+
+
 def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
     """Markdown model card: purpose, base model, recipe, data provenance, curves, calibration, held-out figures."""
     meta = clf.meta
@@ -64,7 +73,9 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         "- scoring ensemble: log p(encoder, temperature-scaled)"
         + (" + log prior(article), read from the law" if clf.uses_prior else "")
         + (
-            f" + {clf.config.lexical_weight:g} · log p(BM25 over each article's training text, `lexical.json`)"
+            f" + {clf.config.lexical_weight:g} · log p(BM25 over each article's training text, `lexical.json`"
+            + (_lexical_terms(clf.lexical.analysis) if clf.lexical is not None else "")
+            + ")"
             if clf.uses_lexical
             else ""
         )

@@ -1,6 +1,16 @@
 """The lexical expert of the article classifier: BM25 (bm25s, English stop words, Snowball stemming) over each
 article's title and training sentences.
 
+What counts as a term is part of the expert (:attr:`LexicalArticleScorer.stopwords`,
+:attr:`LexicalArticleScorer.numbers`, stored in ``lexical.json``). A model trained since session 35 drops the
+179 English function words of NLTK's list ("after", "within", "only", "every", "than"): in a collection of 99
+articles each is rare enough to weigh like a legal term ("after" is in few articles, Art. 33's "after having
+become aware" among them), so a control's "disabled after five minutes" spoke of a breach. It also drops tokens
+without a letter: a number in the law is almost always a cross-reference ("Articles 13 and 14", "Regulation (EU)
+2016/679"), in a policy a length, a duration or an amount ("at least 14 characters", "fined €72,000"), so the two
+never mean the same. Earlier models keep the 33 words of bm25s' short list and every number (what their
+``lexical.json`` says, or says nothing of).
+
 The encoder generalises over wording; BM25 rewards the exact legal vocabulary a control shares with an article
 ("erasure", "breach", "processor", "impact assessment"). Their log-linear ensemble is better than either on
 realistic text (``docs/classifier.md``). The scorer keeps its documents, so a saved model rebuilds the index from
@@ -12,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -22,6 +32,13 @@ __all__ = ["LEXICAL_FILE", "LexicalArticleScorer"]
 
 LEXICAL_FILE = "lexical.json"
 
+#: the stop-word lists a scorer can drop, by bm25s' names: its short English list (33 words) and NLTK's (179)
+STOPWORD_LISTS = ("en", "en_plus")
+#: bm25s' (and scikit-learn's) token pattern: two or more word characters
+_ANY_TOKEN = r"(?u)\b\w\w+\b"
+#: the same, but a token must hold a letter: "2fa" and "iso27001" stay, "14", "72" and "2016" go
+_WORD_TOKEN = r"(?u)\b(?=\w*[^\W\d])\w\w+\b"
+
 
 class LexicalArticleScorer:
     """BM25 scores of a text against every article document, columns in ``labels`` order.
@@ -30,22 +47,45 @@ class LexicalArticleScorer:
         documents: article number → text to index (title and training sentences).
         k1: BM25 term-frequency saturation.
         b: BM25 length normalisation.
+        stopwords: the English stop words dropped: ``"en"``, bm25s' short list (33 words), or ``"en_plus"``,
+            NLTK's list (179 words: "after", "within", "only", "every", "than" too).
+        numbers: keep tokens without a letter ("14", "72", "2016"); False drops them.
+
+    Raises:
+        ModelError: no documents, or an unknown stop-word list.
     """
 
-    def __init__(self, documents: Mapping[int, str], k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self,
+        documents: Mapping[int, str],
+        k1: float = 1.2,
+        b: float = 0.75,
+        *,
+        stopwords: str = "en",
+        numbers: bool = True,
+    ) -> None:
         import bm25s
         import Stemmer
 
         if not documents:
             raise ModelError("a lexical scorer needs at least one article document")
+        if stopwords not in STOPWORD_LISTS:
+            raise ModelError(
+                f"unknown stop-word list {stopwords!r} for the lexical expert; choose one of "
+                f"{', '.join(STOPWORD_LISTS)}"
+            )
         self.documents = {int(a): str(t) for a, t in documents.items()}
         self.labels = sorted(self.documents)
         self.k1 = k1
         self.b = b
+        self.stopwords = stopwords
+        self.numbers = bool(numbers)
+        self._pattern = _ANY_TOKEN if self.numbers else _WORD_TOKEN
         self._stemmer = Stemmer.Stemmer("english")
         corpus = bm25s.tokenize(
             [self.documents[a] for a in self.labels],
-            stopwords="en",
+            token_pattern=self._pattern,
+            stopwords=self.stopwords,
             stemmer=self._stemmer,
             show_progress=False,
         )
@@ -59,13 +99,30 @@ class LexicalArticleScorer:
         # shared terms of exactly those texts (replaced whole, never mutated: safe to read from another thread)
         self._scored: dict[str, frozenset[str]] = {}
 
-    def _terms(self, text: str) -> list[str]:
+    #: the analysis of a scorer built without one, and of every ``lexical.json`` that names none
+    DEFAULT_ANALYSIS: ClassVar[dict[str, Any]] = {"stopwords": "en", "numbers": True}
+
+    @property
+    def analysis(self) -> dict[str, Any]:
+        """What counts as a term (stored in ``lexical.json`` and in an audit's suggestion version)."""
+        return {"stopwords": self.stopwords, "numbers": self.numbers}
+
+    def _tokenize(self, texts: list[str]) -> list[list[str]]:
         import bm25s
 
         tokens = bm25s.tokenize(
-            [text], stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
+            texts,
+            token_pattern=self._pattern,
+            stopwords=self.stopwords,
+            stemmer=self._stemmer,
+            show_progress=False,
+            return_ids=False,
         )
-        return list(tokens[0]) if tokens else []
+        return [list(t) for t in tokens]
+
+    def _terms(self, text: str) -> list[str]:
+        tokens = self._tokenize([text])
+        return tokens[0] if tokens else []
 
     def shared_terms(self, text: str, article: int, limit: int = 8) -> tuple[str, ...]:
         """The stemmed terms ``text`` shares with ``article``'s indexed text, rarest across the articles first."""
@@ -87,14 +144,10 @@ class LexicalArticleScorer:
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """Raw BM25 scores, shape (len(texts), len(labels)); a text with no indexed term scores 0 everywhere."""
-        import bm25s
-
         out = np.zeros((len(texts), len(self.labels)))
         if not texts:
             return out
-        tokenized = bm25s.tokenize(
-            list(texts), stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
-        )
+        tokenized = self._tokenize(list(texts))
         scored: dict[str, frozenset[str]] = {}
         for i, tokens in enumerate(tokenized):
             scored[texts[i]] = frozenset(tokens)
@@ -120,7 +173,8 @@ class LexicalArticleScorer:
             "method": "bm25s",
             "k1": self.k1,
             "b": self.b,
-            "stopwords": "en",
+            "stopwords": self.stopwords,
+            "numbers": self.numbers,
             "stemmer": "snowball-english",
             "documents": {str(a): self.documents[a] for a in self.labels},
         }
@@ -135,8 +189,13 @@ class LexicalArticleScorer:
         path = directory / LEXICAL_FILE
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
+            # a file without the analysis keys was written by a model that kept the short list and numbers
             return cls(
-                {int(a): t for a, t in raw["documents"].items()}, k1=float(raw["k1"]), b=float(raw["b"])
+                {int(a): t for a, t in raw["documents"].items()},
+                k1=float(raw["k1"]),
+                b=float(raw["b"]),
+                stopwords=str(raw.get("stopwords", "en")),
+                numbers=bool(raw.get("numbers", True)),
             )
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise ModelError(f"{path}: not a valid lexical scorer file: {e}") from e

@@ -85,6 +85,10 @@ class Recipe:
             (:mod:`compliance.models.law_prior`), applied at scoring time; None = no prior (uniform).
         lexical_weight: weight of the lexical expert (BM25 over each article's title and training sentences,
             :mod:`compliance.models.lexical`) in the scoring ensemble; 0 = encoder only.
+        lexical_stopwords: the stop words the lexical expert drops: ``"en_plus"``, NLTK's 179 English function
+            words, or ``"en"``, bm25s' short list of 33 (every model before 26 November 2026).
+        lexical_numbers: whether the lexical expert keeps tokens without a letter ("14", "72"); a number in the
+            law is a cross-reference, in a policy a length, a duration or an amount (kept before 26 November 2026).
         umbrella: principle umbrellas found in the law (:mod:`compliance.models.umbrella`); None = none.
         consequence: consequence articles found in the law (Art. 83 over the articles whose infringement it
             fines, :mod:`compliance.models.umbrella`); None = none.
@@ -118,6 +122,8 @@ class Recipe:
     seed: int = 42
     law_prior: LawPriorConfig | None = field(default_factory=LawPriorConfig)
     lexical_weight: float = 1.0
+    lexical_stopwords: str = "en_plus"
+    lexical_numbers: bool = False
     umbrella: UmbrellaConfig | None = field(default_factory=UmbrellaConfig)
     consequence: ConsequenceConfig | None = field(default_factory=ConsequenceConfig)
     citation: CitationConfig | None = field(default_factory=CitationConfig)
@@ -224,10 +230,13 @@ def get_recipe(name: str, **overrides: Any) -> Recipe:
     return replace(recipe, **clean) if clean else recipe
 
 
-def lexical_expert(data: TrainingData) -> LexicalArticleScorer:
+def lexical_expert(data: TrainingData, recipe: Recipe | None = None) -> LexicalArticleScorer:
     """BM25 over what the model was trained on (title, training sentences, parallel provisions, restated
-    sentences), never held-out sentences."""
-    return LexicalArticleScorer(data.lexical_documents())
+    sentences), never held-out sentences; its terms as ``recipe`` says (default: a :class:`Recipe`'s)."""
+    recipe = recipe or Recipe()
+    return LexicalArticleScorer(
+        data.lexical_documents(), stopwords=recipe.lexical_stopwords, numbers=recipe.lexical_numbers
+    )
 
 
 def umbrella_reader(data: TrainingData, lexical: LexicalArticleScorer | None = None) -> LexicalArticleScorer:
@@ -236,9 +245,13 @@ def umbrella_reader(data: TrainingData, lexical: LexicalArticleScorer | None = N
     words ("we" for "the controller") would move members by the words it changed, not by what they say (with
     restated sentences Art. 6, lawfulness, left Art. 5's members for Art. 26, joint controllers). ``lexical``:
     the model's own expert, used when it reads nothing but those words. Nor does it read the other acts'
-    provisions indexed for the lexical expert alone (``DataConfig.lexical_provisions``)."""
+    provisions indexed for the lexical expert alone (``DataConfig.lexical_provisions``). It reads terms as every
+    model before 26 November 2026 did (bm25s' short stop-word list, numbers kept), whatever the model's expert
+    drops (``Recipe.lexical_stopwords``, ``.lexical_numbers``): the members found in the law stay what they were."""
     if data.restated_units or data.lexical_units or lexical is None:
         return LexicalArticleScorer(data.lexical_documents(restated=False, gdpr_only=True))
+    if lexical.analysis != LexicalArticleScorer.DEFAULT_ANALYSIS:
+        return LexicalArticleScorer(lexical.documents, k1=lexical.k1, b=lexical.b)
     return lexical
 
 
@@ -752,7 +765,7 @@ def train(
         )
     if recipe.lexical_weight > 0:
         # indexed: what the model was trained on (title + training sentences), never held-out sentences
-        clf.lexical = lexical_expert(data)
+        clf.lexical = lexical_expert(data, recipe)
         clf.config = replace(clf.config, lexical_weight=recipe.lexical_weight)
     umbrellas: dict[int, tuple[int, ...]] = {}
     if recipe.umbrella is not None and recipe.umbrella.weight > 0 and not extra:
