@@ -696,10 +696,9 @@ def suggestion_version(
     provisions = (classifier.meta.get("recipe") or {}).get("data", {}).get("lexical_provisions")
     if provisions and classifier.uses_lexical:  # the lexical expert also indexes other acts' provisions
         scoring["lexical_provisions"] = provisions
+    # the lexical expert reads terms otherwise than every model before session 35 did (stop words, numbers)
     lexical = classifier.lexical if classifier.uses_lexical else None
-    if (
-        lexical is not None and lexical.analysis != lexical.DEFAULT_ANALYSIS
-    ):  # other terms (stop words, numbers)
+    if lexical is not None and lexical.analysis != lexical.DEFAULT_ANALYSIS:
         scoring["lexical_terms"] = lexical.analysis
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 

@@ -19,6 +19,10 @@ def _fmt(d: dict[str, Any] | None) -> str:
 
 def _lexical_terms(analysis: dict[str, Any]) -> str:
     """How the lexical expert reads terms, for the scoring line (nothing for the analysis of earlier models)."""
+    from compliance.models.lexical import LexicalArticleScorer
+
+    if analysis == LexicalArticleScorer.DEFAULT_ANALYSIS:
+        return ""
     stop = {"en": "bm25s' 33 English stop words", "en_plus": "NLTK's 179 English stop words"}
     parts = [f"without {stop.get(str(analysis.get('stopwords')), str(analysis.get('stopwords')))}"]
     if not analysis.get("numbers", True):

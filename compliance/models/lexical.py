@@ -3,7 +3,7 @@ article's title and training sentences.
 
 What counts as a term is part of the expert (:attr:`LexicalArticleScorer.stopwords`,
 :attr:`LexicalArticleScorer.numbers`, stored in ``lexical.json``). A model trained since session 35 drops the
-179 English function words of NLTK's list ("after", "within", "only", "every", "than"): in a collection of 99
+179 English function words of NLTK's list ("after", "only", "than", "when", "has"): in a collection of 99
 articles each is rare enough to weigh like a legal term ("after" is in few articles, Art. 33's "after having
 become aware" among them), so a control's "disabled after five minutes" spoke of a breach. It also drops tokens
 without a letter: a number in the law is almost always a cross-reference ("Articles 13 and 14", "Regulation (EU)
@@ -48,7 +48,7 @@ class LexicalArticleScorer:
         k1: BM25 term-frequency saturation.
         b: BM25 length normalisation.
         stopwords: the English stop words dropped: ``"en"``, bm25s' short list (33 words), or ``"en_plus"``,
-            NLTK's list (179 words: "after", "within", "only", "every", "than" too).
+            NLTK's list (179 words: "after", "only", "than", "when", "has" too; not "within" or "every").
         numbers: keep tokens without a letter ("14", "72", "2016"); False drops them.
 
     Raises:
