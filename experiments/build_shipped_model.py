@@ -234,7 +234,8 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     out = args.out / "gdpr-classifier"
     config_path = out / "config.json"
     cfg = json.loads(config_path.read_text())
-    chosen = get_recipe("r").consequence
+    recipe = get_recipe("r")  # the default recipe: what a rebuild would write
+    chosen = recipe.consequence
     law, recital_map = gdpr_training_inputs()
     labels = [int(a) for a in cfg["labels"]]
     found = consequence_articles(law, labels, chosen) if chosen is not None else {}
@@ -246,16 +247,16 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     )
     cfg["recipe"]["consequence"] = chosen.to_dict() if chosen is not None else None
     cfg["consequences"] = {str(a): list(m) for a, m in found.items()} or None
-    citation = get_recipe("r").citation
+    citation = recipe.citation
     cfg["inference"]["citation_names"] = list(act_names(law)) if citation is not None else None
     cfg["inference"]["citation_weight"] = citation.weight if citation is not None else 0.0
     cfg["recipe"]["citation"] = citation.to_dict() if citation is not None else None
-    cfg["inference"]["window_pooling"] = cfg["recipe"]["window_pooling"] = get_recipe("r").window_pooling
-    cfg["inference"]["consequence_clauses"] = bool(found) and get_recipe("r").consequence_clauses
-    cfg["recipe"]["consequence_clauses"] = get_recipe("r").consequence_clauses
+    cfg["inference"]["window_pooling"] = cfg["recipe"]["window_pooling"] = recipe.window_pooling
+    cfg["inference"]["consequence_clauses"] = bool(found) and recipe.consequence_clauses
+    cfg["recipe"]["consequence_clauses"] = recipe.consequence_clauses
     # the lexical expert's documents: the recipe's other acts indexed with an article (the encoder's training rows
     # are the same whatever they are)
-    lexical_provisions = [list(p) for p in get_recipe("r").data.lexical_provisions]
+    lexical_provisions = [list(p) for p in recipe.data.lexical_provisions]
     cfg["recipe"].setdefault("data", {})["lexical_provisions"] = lexical_provisions
     data = build_training_data(law, recital_map, DataConfig(**cfg["recipe"]["data"]))
     provenance = cfg.setdefault("provenance", {})
@@ -266,7 +267,6 @@ def refresh_scoring(args: argparse.Namespace) -> None:
             provenance[key] = data.provenance[key]
         else:
             provenance.pop(key, None)
-    recipe = get_recipe("r")
     cfg["recipe"]["lexical_stopwords"] = recipe.lexical_stopwords
     cfg["recipe"]["lexical_numbers"] = recipe.lexical_numbers
     if cfg["inference"].get("lexical_weight"):
