@@ -330,3 +330,106 @@ def test_an_alert_matched_through_a_recital_names_the_article_the_recital_explai
     before = {a.paragraph_id: a for a in plain.alerts}[cookie]
     assert before.provision_key == "rec:1" and before.evidence["explained_by"] is None
     assert before.score == pytest.approx(named[cookie].score)  # the naming changes, the score does not
+
+
+def test_the_provision_an_alert_names_comes_from_the_article_its_whole_text_fits() -> None:
+    """An alert names the best passage of the article that fits best by its best passage *and* its whole text
+    (``article_evidence``): a control whose single best passage is a paragraph of Art. 1, but which reads like
+    Art. 2 as a whole and nearly as well as that paragraph, names Art. 2's best paragraph. With
+    ``article_evidence=0`` it names the best passage's own article, as before. Only articles with paragraphs or
+    points are embedded again as whole-article windows."""
+    import numpy as np
+
+    from compliance.alerts.engine import _article_choice
+    from compliance.rules import load_law_file
+    from compliance.rules.passages import provision_passages
+
+    law = load_law_file(FIXTURES / "mini_cookie_law.json")
+    keys = [a.key for a in law.articles]
+    _, owners = provision_passages(law, keys, 120)
+    assert {o.split("/", 1)[0] for o in owners} == {"art:1", "art:2", "art:3"}
+    sims = np.full((1, len(owners)), 0.1)
+    sims[0, owners.index("art:1/par:1")] = 0.50  # the best single passage
+    sims[0, owners.index("art:2/par:2")] = 0.45
+    whole = {"Cookies and terminal equipment": 0.2, "Unsolicited electronic mail": 0.9}
+
+    class Windows:
+        """Stands in for the link decision's encoder: a whole-article window's vector says how close the control
+        is to that article as a whole (its cosine with the control's vector [1, 0])."""
+
+        seen: list[str] = []  # noqa: RUF012
+        info: dict[str, Any] = {}  # noqa: RUF012  (names no encoder weights: nothing is cached)
+
+        def encode(self, batch: list[str]) -> np.ndarray:
+            self.seen.extend(batch)
+            rows = [next((c for title, c in whole.items() if t.startswith(title)), 0.0) for t in batch]
+            return np.asarray([[c, float(np.sqrt(1 - c * c))] for c in rows])
+
+    control = np.asarray([[1.0, 0.0]])
+    decision = Windows()
+    named = _article_choice(law, sims, owners, control, decision, AlertConfig())  # type: ignore[arg-type]
+    assert owners[int(named[0])] == "art:2/par:2"
+    titles = (
+        "Cookies and terminal equipment",
+        "Unsolicited electronic mail",
+        "Notification of personal data",
+    )
+    assert {next(title for title in titles if t.startswith(title)) for t in decision.seen} == set(titles)
+    before = _article_choice(law, sims, owners, control, decision, AlertConfig(article_evidence=0.0))  # type: ignore[arg-type]
+    assert owners[int(before[0])] == "art:1/par:1"
+    with pytest.raises(Exception, match="article_evidence"):
+        AlertConfig(article_evidence=1.5)
+
+
+def test_the_article_evidence_changes_what_an_alert_names_not_its_score(
+    store: Any, loaded: dict[str, Any], decision: Any
+) -> None:
+    """The same run with and without whole-article evidence: the same paragraphs, scores, decisions and ranks."""
+    runs = [
+        run_alerts(
+            store,
+            "minicookie",
+            config=AlertConfig(article_evidence=w),
+            decision=decision,
+            search=loaded["search"],
+        )
+        for w in (0.0, 0.5)
+    ]
+    plain, chosen = (
+        [(a.paragraph_id, round(a.score, 6), a.decision, a.rank) for a in r.alerts] for r in runs
+    )
+    assert plain and plain == chosen
+
+
+def test_a_laws_passages_are_embedded_once_per_encoder(
+    store: Any, loaded: dict[str, Any], decision: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second alert run on the same law with a decision that names its encoder's weights (as the shipped one
+    does) reads the law's passage and whole-article vectors from the cache under the index directory: it embeds
+    only controls, and its alerts are the same."""
+    from compliance.linking.decision import LinkDecisionModel
+    from compliance.settings import get_settings
+
+    named = LinkDecisionModel(
+        decision.encoder,
+        decision.threshold,
+        decision.lower,
+        {"encoder": {"source": "base", "base_model_sha256": "0" * 64}},
+    )
+    controls = {p.text for p in store.iter_paragraphs()}
+    law_texts: list[str] = []
+    real = LinkDecisionModel.encode
+
+    def counting(self: Any, texts: Any, **kw: Any) -> Any:
+        law_texts.extend(t for t in texts if t not in controls)
+        return real(self, texts, **kw)
+
+    monkeypatch.setattr(LinkDecisionModel, "encode", counting)
+    first = run_alerts(store, "minicookie", decision=named, search=loaded["search"])
+    embedded_first = len(law_texts)
+    second = run_alerts(store, "minicookie", decision=named, search=loaded["search"])
+    assert embedded_first > 0 and len(law_texts) == embedded_first  # the second run embedded no law text
+    assert [(a.paragraph_id, a.provision_key, round(a.score, 6)) for a in first.alerts] == [
+        (a.paragraph_id, a.provision_key, round(a.score, 6)) for a in second.alerts
+    ]
+    assert list((get_settings().resolved_index_dir / "provision-vectors").glob("*.npy"))

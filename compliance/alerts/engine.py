@@ -107,6 +107,13 @@ class AlertConfig:
             article's passages by 0.5 · BM25 / max + 0.5 · min-max-scaled cosine (as
             :class:`~compliance.linking.provisions.ProvisionPicker`; on the NIS2 expectations it named fewer right
             points, docs/alerts.md). The score, decision and rank are not changed.
+        article_evidence: the weight of an article's whole text when the article an alert names is chosen (the
+            score, decision and rank stay the best passage's): each article is scored by ``(1 − w) ×`` its best
+            passage's weighted similarity ``+ w ×`` its best word window of the whole article (title and text,
+            ``passage_words`` words, as ``passage_level="article"`` reads it), and the named paragraph or point is
+            the best passage of the best article. A short point ("access control policies and asset management;")
+            alone is weak evidence of its article; the article's text around it says what the article is about
+            (seed 003: passages pooled to their document). 0: the best passage's own article, as before.
         provisions_listed: each alert lists up to this many best provisions (distinct), best first.
         recital_articles: when a paragraph's best passage is a recital, the alert names the article paragraph or
             point the recital explains: the article passage of the law (any article, queried or not) whose
@@ -138,6 +145,7 @@ class AlertConfig:
     article_cross_reference_discount: float = 0.0
     point_lead_words: int = 0
     within_article: str = "dense"
+    article_evidence: float = 0.5
     provisions_listed: int = 3
     recital_articles: bool = True
     alert_budget: float | None = 0.2
@@ -151,6 +159,8 @@ class AlertConfig:
             raise ConfigurationError("passage_level must be 'provision' or 'article'")
         for name in ("recital_weight", "framing_weight", "authority_weight"):
             require_weight(name, getattr(self, name))
+        if not 0.0 <= self.article_evidence <= 1.0:
+            raise ConfigurationError("article_evidence must be within [0, 1]")
         for discount in (self.cross_reference_discount, self.article_cross_reference_discount):
             if not 0.0 <= discount <= 1.0:
                 raise ConfigurationError("a cross-reference discount must be in [0, 1]")
@@ -448,6 +458,27 @@ def candidate_searches(
     return per_provision, whole
 
 
+def _law_vectors(decision: LinkDecisionModel, texts: Sequence[str]) -> np.ndarray:
+    """The decision's vectors of a law's passages or windows: embedded once per law text and encoder and cached
+    under the index directory (:func:`~compliance.linking.provisions.cached_passage_vectors`, as the audit's
+    provision picker does) when the decision names its encoder's weights (a calibrated base encoder, as shipped);
+    embedded every run otherwise."""
+    from compliance.linking.provisions import cached_passage_vectors
+    from compliance.settings import get_settings
+
+    ref = decision.info.get("encoder")
+    sha = ref.get("base_model_sha256") if isinstance(ref, dict) and ref.get("source") == "base" else None
+    if not sha or not texts:
+        return decision.encode(texts)
+    length = getattr(decision.encoder, "max_seq_length", None)
+    return cached_passage_vectors(
+        texts,
+        decision.encode,
+        encoder_id=f"link-decision:{sha}:{length}",
+        cache_dir=get_settings().resolved_index_dir / "provision-vectors",
+    )
+
+
 def _shared_space(index: HybridRetriever, decision: LinkDecisionModel) -> EmbeddingSpace | None:
     """The controls index's embedding space when the link decision embeds with the same weights and pooling (its
     un-tuned encoder is the classifier's whose forward stored the paragraphs' vectors), else None."""
@@ -524,7 +555,7 @@ def _decide(
             law, keys, config.passage_words, lead_words=config.point_lead_words
         )
     weights, shares = _passage_weights(law, owners, config)
-    passage_vecs = decision.encode(texts)
+    passage_vecs = _law_vectors(decision, texts)
     explains = (
         _recital_articles(law, texts, owners, passage_vecs, decision, config)
         if config.recital_articles and any(o.startswith("rec:") for o in owners)
@@ -541,10 +572,15 @@ def _decide(
 
     rerank = config.within_article == "hybrid" and config.passage_level == "provision"
     lexical = _passage_bm25(texts) if rerank else None
+    named = (
+        _article_choice(law, sims, owners, para_vecs, decision, config)
+        if config.article_evidence > 0.0 and config.passage_level == "provision"
+        else sims.argmax(axis=1)
+    )
     out: list[ProposedAlert] = []
     for row, cid in enumerate(candidates):
-        best = int(np.argmax(sims[row]))
-        link = float(sims[row, best])
+        link = float(sims[row].max())  # the best passage decides and ranks; ``named`` says which provision
+        best = int(named[row])
         verdict = decision.decide(link)
         if verdict == "drop" or (verdict == "review" and not config.include_review):
             continue
@@ -645,6 +681,41 @@ def _decide(
     ], searched
 
 
+def _article_choice(
+    law: Law,
+    sims: np.ndarray,
+    owners: Sequence[str],
+    para_vecs: np.ndarray,
+    decision: LinkDecisionModel,
+    config: AlertConfig,
+) -> np.ndarray:
+    """Per candidate row of ``sims`` (weighted similarities with the provision passages ``owners``): the passage
+    an alert names — the best passage of the article (or recital) that scores best by ``(1 − w) ×`` its best
+    passage ``+ w ×`` its best whole-article window (:attr:`AlertConfig.article_evidence`). A recital or an
+    article without paragraphs and points is cut into the same windows at both levels, so only the articles with
+    finer provisions are embedded again."""
+    units = list(dict.fromkeys(o.split("/", 1)[0] for o in owners))
+    columns = {u: [j for j, o in enumerate(owners) if o.split("/", 1)[0] == u] for u in units}
+    passage_best = np.stack([sims[:, columns[u]].max(axis=1) for u in units], axis=1)
+    whole = passage_best.copy()
+    structured = [u for u in units if any(owners[j] != u for j in columns[u])]
+    if structured:
+        texts, article_owners = _passages(law, structured, config.passage_words)
+        weights, _ = _passage_weights(law, article_owners, config)
+        window_sims = (para_vecs @ _law_vectors(decision, texts).T) * weights[None, :]
+        index = {u: i for i, u in enumerate(units)}
+        for u in structured:
+            rows = [j for j, o in enumerate(article_owners) if o == u]
+            whole[:, index[u]] = window_sims[:, rows].max(axis=1)
+    w = config.article_evidence
+    chosen = ((1.0 - w) * passage_best + w * whole).argmax(axis=1)
+    named = np.empty(len(sims), dtype=np.int64)
+    for row, u in enumerate(chosen):
+        cols = columns[units[int(u)]]
+        named[row] = cols[int(np.argmax(sims[row, cols]))]
+    return named
+
+
 def _recital_articles(
     law: Law,
     texts: Sequence[str],
@@ -675,7 +746,7 @@ def _recital_articles(
         if more_texts:
             a_texts += more_texts
             a_owners += more_owners
-            a_vecs = np.vstack([a_vecs, decision.encode(more_texts).astype(a_vecs.dtype)])
+            a_vecs = np.vstack([a_vecs, _law_vectors(decision, more_texts).astype(a_vecs.dtype)])
     if not a_owners:
         return {}
     a_weights, _ = _passage_weights(law, a_owners, config)
