@@ -332,22 +332,30 @@ def test_an_alert_matched_through_a_recital_names_the_article_the_recital_explai
     assert before.score == pytest.approx(named[cookie].score)  # the naming changes, the score does not
 
 
-def test_the_provision_an_alert_names_comes_from_the_article_its_whole_text_fits() -> None:
+def test_the_provision_an_alert_names_comes_from_the_article_its_whole_text_fits(tmp_path: Path) -> None:
     """An alert names the best passage of the article that fits best by its best passage *and* its whole text
     (``article_evidence``): a control whose single best passage is a paragraph of Art. 1, but which reads like
     Art. 2 as a whole and nearly as well as that paragraph, names Art. 2's best paragraph. With
     ``article_evidence=0`` it names the best passage's own article, as before. Only articles with paragraphs or
-    points are embedded again as whole-article windows."""
+    points are embedded again as whole-article windows: not a recital, not an article of one paragraph."""
     import numpy as np
 
     from compliance.alerts.engine import _article_choice
+    from compliance.errors import ConfigurationError
     from compliance.rules import load_law_file
     from compliance.rules.passages import provision_passages
 
-    law = load_law_file(FIXTURES / "mini_cookie_law.json")
-    keys = [a.key for a in law.articles]
+    raw = json.loads((FIXTURES / "mini_cookie_law.json").read_text(encoding="utf-8"))
+    raw["articles"].append(
+        {"number": "4", "title": "Entry into force", "text": "This Directive enters into force."}
+    )
+    raw["recitals"] = [{"number": "1", "text": "Cookies are small files stored on a user's device."}]
+    path = tmp_path / "mini_cookie_law.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    law = load_law_file(path)
+    keys = [a.key for a in law.articles] + ["rec:1"]
     _, owners = provision_passages(law, keys, 120)
-    assert {o.split("/", 1)[0] for o in owners} == {"art:1", "art:2", "art:3"}
+    assert {o.split("/", 1)[0] for o in owners} == {"art:1", "art:2", "art:3", "art:4", "rec:1"}
     sims = np.full((1, len(owners)), 0.1)
     sims[0, owners.index("art:1/par:1")] = 0.50  # the best single passage
     sims[0, owners.index("art:2/par:2")] = 0.45
@@ -374,10 +382,11 @@ def test_the_provision_an_alert_names_comes_from_the_article_its_whole_text_fits
         "Unsolicited electronic mail",
         "Notification of personal data",
     )
+    assert len(decision.seen) == 3
     assert {next(title for title in titles if t.startswith(title)) for t in decision.seen} == set(titles)
     before = _article_choice(law, sims, owners, control, decision, AlertConfig(article_evidence=0.0))  # type: ignore[arg-type]
     assert owners[int(before[0])] == "art:1/par:1"
-    with pytest.raises(Exception, match="article_evidence"):
+    with pytest.raises(ConfigurationError, match="article_evidence"):
         AlertConfig(article_evidence=1.5)
 
 
