@@ -458,6 +458,16 @@ def candidate_searches(
     return per_provision, whole
 
 
+def _base_encoder_sha(decision: LinkDecisionModel) -> str | None:
+    """The sha256 of the base weights the link decision embeds with, when it names them (a calibrated base
+    encoder, as shipped: ``encoder: {source: base, base_model_sha256: …}``); None for a fine-tuned one."""
+    ref = decision.info.get("encoder")
+    if not isinstance(ref, dict) or ref.get("source") != "base":
+        return None
+    sha = ref.get("base_model_sha256")
+    return str(sha) if sha else None
+
+
 def _law_vectors(decision: LinkDecisionModel, texts: Sequence[str]) -> np.ndarray:
     """The decision's vectors of a law's passages or windows: embedded once per law text and encoder and cached
     under the index directory (:func:`~compliance.linking.provisions.cached_passage_vectors`, as the audit's
@@ -466,8 +476,7 @@ def _law_vectors(decision: LinkDecisionModel, texts: Sequence[str]) -> np.ndarra
     from compliance.linking.provisions import cached_passage_vectors
     from compliance.settings import get_settings
 
-    ref = decision.info.get("encoder")
-    sha = ref.get("base_model_sha256") if isinstance(ref, dict) and ref.get("source") == "base" else None
+    sha = _base_encoder_sha(decision)
     if not sha or not texts:
         return decision.encode(texts)
     length = getattr(decision.encoder, "max_seq_length", None)
@@ -483,12 +492,10 @@ def _shared_space(index: HybridRetriever, decision: LinkDecisionModel) -> Embedd
     """The controls index's embedding space when the link decision embeds with the same weights and pooling (its
     un-tuned encoder is the classifier's whose forward stored the paragraphs' vectors), else None."""
     space = index.dense.encoder.space() if index.dense is not None else None
-    ref = decision.info.get("encoder")
-    if space is None or not isinstance(ref, dict) or ref.get("source") != "base":
+    sha = _base_encoder_sha(decision)
+    if space is None or sha is None or space.pooling != "mean" or space.layer != -1:
         return None
-    if space.pooling != "mean" or space.layer != -1 or ref.get("base_model_sha256") != space.weights_sha256:
-        return None
-    return space
+    return space if sha == space.weights_sha256 else None
 
 
 def _candidate_vectors(
@@ -694,8 +701,10 @@ def _article_choice(
     passage ``+ w ×`` its best whole-article window (:attr:`AlertConfig.article_evidence`). A recital or an
     article without paragraphs and points is cut into the same windows at both levels, so only the articles with
     finer provisions are embedded again."""
-    units = list(dict.fromkeys(o.split("/", 1)[0] for o in owners))
-    columns = {u: [j for j, o in enumerate(owners) if o.split("/", 1)[0] == u] for u in units}
+    columns: dict[str, list[int]] = {}  # article or recital → its passages' columns, in order of appearance
+    for j, o in enumerate(owners):
+        columns.setdefault(o.split("/", 1)[0], []).append(j)
+    units = list(columns)
     passage_best = np.stack([sims[:, columns[u]].max(axis=1) for u in units], axis=1)
     whole = passage_best.copy()
     structured = [u for u in units if any(owners[j] != u for j in columns[u])]
@@ -703,10 +712,12 @@ def _article_choice(
         texts, article_owners = _passages(law, structured, config.passage_words)
         weights, _ = _passage_weights(law, article_owners, config)
         window_sims = (para_vecs @ _law_vectors(decision, texts).T) * weights[None, :]
-        index = {u: i for i, u in enumerate(units)}
-        for u in structured:
-            rows = [j for j, o in enumerate(article_owners) if o == u]
-            whole[:, index[u]] = window_sims[:, rows].max(axis=1)
+        windows: dict[str, list[int]] = {}
+        for j, o in enumerate(article_owners):
+            windows.setdefault(o, []).append(j)
+        for i, u in enumerate(units):
+            if u in windows:
+                whole[:, i] = window_sims[:, windows[u]].max(axis=1)
     w = config.article_evidence
     chosen = ((1.0 - w) * passage_best + w * whole).argmax(axis=1)
     named = np.empty(len(sims), dtype=np.int64)
