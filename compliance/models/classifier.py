@@ -320,10 +320,14 @@ class ArticleClassifier:
 
     def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         tok = self.encoder.tokenizer
-        return list(tok(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"])
+        with self.encoder.lock:
+            return list(
+                tok(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
+            )
 
     def _windows_of(self, encoded: Sequence[Sequence[int]]) -> tuple[list[list[int]], list[int]]:
-        prefix, suffix = _special_wrapping(self.encoder.tokenizer)
+        with self.encoder.lock:
+            prefix, suffix = _special_wrapping(self.encoder.tokenizer)
         inner = self.config.max_length - len(prefix) - len(suffix)
         step = max(1, inner - self.config.stride)
         windows: list[list[int]] = []
@@ -350,7 +354,8 @@ class ArticleClassifier:
     def forward(self, texts: Sequence[str], space: EmbeddingSpace | None = None) -> ForwardPass:
         """One encoder pass over ``texts`` (:meth:`_forward`), and, when the model reads a sanction's clauses
         (:attr:`ClassifierConfig.consequence_clauses`), a second pass over the clauses of the texts about a sanction
-        (:meth:`about_sanction`, :meth:`read_sanctions`): only those texts' logits change."""
+        (:meth:`about_sanction`, :meth:`read_sanctions`): only those texts' logits change. Safe to call from several
+        threads at once: the tokenizer is used under the encoder's lock (:attr:`Encoder.lock`)."""
         result = self._forward(texts, space)
         return replace(result, logits=self.read_sanctions(texts, result.logits))
 
@@ -440,7 +445,8 @@ class ArticleClassifier:
         chunk_rows: list[int] = []
         chunk_owner: list[int] = []
         if space is not None:
-            specials = list(self.encoder.tokenizer("", add_special_tokens=True)["input_ids"])
+            with self.encoder.lock:
+                specials = list(self.encoder.tokenizer("", add_special_tokens=True)["input_ids"])
             chunks, chunk_owner = space.chunks(encoded, specials)
             chunk_rows = [row_of(c) for c in chunks]
         row_logits = np.zeros((len(unique), len(self.labels)), dtype=np.float64)

@@ -9,8 +9,9 @@ live in :mod:`compliance.runtime`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,11 @@ class Encoder:
         model: the ``AutoModel`` body (no task head).
         device: where the model runs.
         use_bf16: whether inference runs under bf16 autocast.
+        lock: held by every use of the tokenizer (:meth:`tokenize`, :meth:`embed`, the classifier's forward
+            pass, the dense encoder's chunking): the API and the in-process job threads share one loaded model, and
+            a fast tokenizer keeps its truncation and padding settings on the object, so a call with other settings
+            on another thread changed them under a running one ("Unable to create tensor …",
+            ``tests/test_encoder_threads.py``).
     """
 
     name: str
@@ -48,6 +54,7 @@ class Encoder:
     model: Any
     device: torch.device
     use_bf16: bool
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     @property
     def hidden_size(self) -> int:
@@ -55,9 +62,10 @@ class Encoder:
 
     def tokenize(self, texts: Sequence[str], max_length: int) -> dict[str, torch.Tensor]:
         """Tokenise a batch (padding to the longest, truncating at ``max_length``) onto the device."""
-        batch = self.tokenizer(
-            list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt"
-        )
+        with self.lock:
+            batch = self.tokenizer(
+                list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+            )
         return {k: v.to(self.device) for k, v in batch.items() if k in ("input_ids", "attention_mask")}
 
     def pooled(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:

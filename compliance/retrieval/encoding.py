@@ -109,8 +109,9 @@ class TextEncoder:
         text of each window (:func:`compliance.runtime.chunk_token_ids`). An empty text still gets one window."""
         cfg = self.config
         tok = self.tokenizer
-        specials = list(tok("", add_special_tokens=True)["input_ids"])
-        encoded = tok(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
+        with self._enc.lock:  # the tokenizer's settings are shared state (Encoder.lock)
+            specials = list(tok("", add_special_tokens=True)["input_ids"])
+            encoded = tok(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
         chunks, owner = chunk_token_ids(encoded, specials, cfg.max_length, cfg.stride, cfg.max_chunks)
         return chunks, np.asarray(owner, dtype=np.int64)
 
