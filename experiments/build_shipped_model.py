@@ -256,13 +256,17 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     cfg["recipe"]["consequence_clauses"] = recipe.consequence_clauses
     # the lexical expert's documents: the recipe's other acts indexed with an article (the encoder's training rows
     # are the same whatever they are)
+    # (and the recitals that explain the parallel provisions, DataConfig.lexical_recitals)
     lexical_provisions = [list(p) for p in recipe.data.lexical_provisions]
+    lexical_recitals = recipe.data.lexical_recitals
     cfg["recipe"].setdefault("data", {})["lexical_provisions"] = lexical_provisions
+    cfg["recipe"]["data"]["lexical_recitals"] = lexical_recitals
     data = build_training_data(law, recital_map, DataConfig(**cfg["recipe"]["data"]))
     provenance = cfg.setdefault("provenance", {})
     provenance.setdefault("data_config", {})["lexical_provisions"] = lexical_provisions
+    provenance["data_config"]["lexical_recitals"] = lexical_recitals
     provenance.setdefault("counts", {})["lexical_units"] = data.provenance["counts"]["lexical_units"]
-    for key in ("acts", "lexical_articles"):
+    for key in ("acts", "lexical_articles", "lexical_recitals"):
         if key in data.provenance:
             provenance[key] = data.provenance[key]
         else:
@@ -298,6 +302,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
             "consequence_top_k": cfg["inference"]["consequence_top_k"],
             "sanction_umbrella_weight": cfg["inference"]["sanction_umbrella_weight"],
             "lexical_provisions": lexical_provisions,
+            "lexical_recitals": data.provenance.get("lexical_recitals", {}),
             "lexical_terms": {"stopwords": recipe.lexical_stopwords, "numbers": recipe.lexical_numbers},
             "heldout_final_before": before,
         },

@@ -222,6 +222,42 @@ def test_provisions_of_other_acts_mapped_to_an_article(
         build_training_data(law, rmap, DataConfig(lexical_provisions=(("nis2", 400, 32),)), acts=other_acts)
 
 
+def test_the_recitals_explaining_a_parallel_provision_in_the_lexical_document(
+    gdpr: tuple[Law, dict[int, list[int]]], other_acts: dict[str, Law]
+) -> None:
+    """``lexical_recitals``: the recitals the NIS2 law pack pairs with Art. 21 (77-89, its section on
+    cybersecurity risk-management measures) join Art. 32's lexical document, sentence by sentence, and nothing
+    else: the encoder's training rows and the held-out sets are those of the recipe without them."""
+    from compliance.models.data import provision_recitals
+    from compliance.rules.packs import get_pack
+
+    law, rmap = gdpr
+    assert get_pack("nis2").recital_map() == {21: list(range(77, 90))}
+    numbers, sentences = provision_recitals(other_acts["nis2"], "nis2", 21)
+    assert numbers == list(range(77, 90))
+    assert any(
+        "zero-trust principles, software updates, device configuration, network segmentation" in s
+        for s in sentences
+    )
+    assert provision_recitals(other_acts["nis2"], "nis2", 23) == ([], [])  # an article the pack does not map
+    base = DataConfig(parallel_provisions=(("nis2", 21, 32),))
+    plain = build_training_data(law, rmap, base, acts=other_acts)
+    data = build_training_data(law, rmap, replace(base, lexical_recitals=True), acts=other_acts)
+    for name in ("train", "qa", "qr", "calibration"):
+        assert [(e.id, e.text) for e in getattr(data, name)] == [(e.id, e.text) for e in getattr(plain, name)]
+    documents, before = data.lexical_documents(), plain.lexical_documents()
+    assert [a for a in documents if documents[a] != before[a]] == [32]
+    assert documents[32] == "\n".join((before[32], *sentences))
+    assert data.lexical_documents(gdpr_only=True) == plain.lexical_documents(gdpr_only=True)
+    p = data.provenance
+    assert p["lexical_recitals"] == {"nis2": {"21": numbers}} and "lexical_recitals" not in plain.provenance
+    assert p["counts"]["lexical_units"] == len(sentences)
+    # the default recipe reads them
+    from compliance.models.training import get_recipe
+
+    assert get_recipe("r").data.lexical_recitals
+
+
 def test_a_recipe_naming_an_unreadable_act_says_so(gdpr: tuple[Law, dict[int, list[int]]]) -> None:
     law, rmap = gdpr
     with pytest.raises(ConfigurationError, match="no-such-act"):

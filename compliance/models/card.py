@@ -149,6 +149,14 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
             if prov.get("lexical_articles")
             else []
         ),
+        *(
+            [
+                "- lexical recitals (act: article of that act: the recitals explaining it, indexed with the GDPR "
+                f"article its units are mapped to): {json.dumps(prov.get('lexical_recitals'))}"
+            ]
+            if prov.get("lexical_recitals")
+            else []
+        ),
         f"- data recipe: {json.dumps(prov.get('data_config'))}",
         f"- training examples sha256: `{prov.get('training_data_sha256')}`; base encoder weights sha256: "
         f"`{prov.get('base_model_sha256')}`",

@@ -85,6 +85,13 @@ class DataConfig:
             risk-management measures — backup and business continuity, vulnerability handling, cryptography,
             access control, multi-factor authentication, human-resources security — the words of security
             controls that the GDPR's own article leaves to "appropriate technical and organisational measures".
+        lexical_recitals: the recitals that explain each of those provisions (``parallel_provisions`` and
+            ``lexical_provisions``; the act's law pack's article ↔ recital map, ``LawPack.recital_map``) join the
+            GDPR article's lexical document too (the encoder is not trained on them). NIS2's recitals 77–89 on
+            cybersecurity risk-management measures name what its Art. 21 lists in general terms: zero-trust
+            principles, software updates, device configuration, network segmentation, identity and access
+            management, physical and environmental security, suppliers. Like the GDPR's recital enrichment, the
+            recitals say in other words what the article obliges.
         negative_acts: law packs of fields other than data protection (financial, radio equipment law): their
             sentences that do not speak of personal data become *hard negatives* — each penalised, with an
             unlikelihood term, on the GDPR article the lexical expert gives it most confidently, where that
@@ -110,6 +117,7 @@ class DataConfig:
     parallel_acts: tuple[str, ...] = ()
     parallel_provisions: tuple[tuple[str, int, int], ...] = ()
     lexical_provisions: tuple[tuple[str, int, int], ...] = ()
+    lexical_recitals: bool = False
     negative_acts: tuple[str, ...] = ()
     negative_min_share: float = 0.5
     negatives_per_article: int = 16
@@ -319,6 +327,27 @@ def provision_units(law: Law, number: int) -> list[str]:
     raise ConfigurationError(f"{law.short_name or law.identifier} has no article {number}")
 
 
+def provision_recitals(law: Law, pack: str, number: int) -> tuple[list[int], list[str]]:
+    """The recitals of ``law`` that its law pack ``pack`` pairs with article ``number`` (its editorial article ↔
+    recital map), and their sentences of at least three words.
+
+    Raises:
+        ConfigurationError: the pack maps the article to a recital the law does not have.
+    """
+    from compliance.rules.packs import get_pack
+
+    wanted = get_pack(pack).recital_map().get(number, [])
+    texts = {int(r.number): r.text for r in law.recitals if r.number and r.number.isdigit()}
+    missing = [r for r in wanted if r not in texts]
+    if missing:
+        raise ConfigurationError(
+            f"the {pack} law pack pairs Art. {number} with recital(s) {missing}, which "
+            f"{law.short_name or law.identifier} does not have"
+        )
+    sentences = [s for r in wanted for s in split_sentences(texts[r]) if len(s.split()) >= 3]
+    return list(wanted), sentences
+
+
 def _provisions(
     provisions: Sequence[tuple[str, int, int]], laws: Mapping[str, Law], numbers: Collection[int]
 ) -> dict[int, list[str]]:
@@ -515,6 +544,13 @@ def build_training_data(
     for number, units in _provisions(config.parallel_provisions, laws, numbers).items():
         parallels.setdefault(number, []).extend(units)
     lexical_units = _provisions(config.lexical_provisions, laws, numbers)
+    recitals_read: dict[str, dict[str, list[int]]] = {}
+    if config.lexical_recitals:
+        for name, number, article in (*config.parallel_provisions, *config.lexical_provisions):
+            numbers_read, sentences = provision_recitals(laws[name], name, number)
+            if numbers_read:
+                recitals_read.setdefault(name, {})[str(number)] = numbers_read
+                lexical_units.setdefault(article, []).extend(sentences)
 
     restated = restated_units(train_units) if config.restated else {}
 
@@ -606,6 +642,8 @@ def build_training_data(
         provenance["parallel_articles"] = {str(a): len(u) for a, u in sorted(parallels.items())}
         if lexical_units:
             provenance["lexical_articles"] = {str(a): len(u) for a, u in sorted(lexical_units.items())}
+        if recitals_read:
+            provenance["lexical_recitals"] = recitals_read
         provenance["negatives_by_article"] = {
             str(a): n for a, n in sorted(Counter(article for _, article in mined).items())
         }

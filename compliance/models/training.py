@@ -156,11 +156,12 @@ _R_LITERAL = Recipe(
 #: since 26 November 2026 step 5: a text is about a sanction when Art. 83 is among its first three articles, and
 #: its umbrellas then weigh 0.9; since 26 November 2026 NIS2 Art. 21, the cybersecurity risk-management
 #: measures, is training text of Art. 32 and in its lexical document: docs/classifier.md, "The words of security
-#: controls")
+#: controls"); since 27 November 2026 the recitals that explain NIS2 Art. 21 (77-89) are in Art. 32's lexical
+#: document as well (DataConfig.lexical_recitals; the encoder is not trained on them)
 _R = replace(
     _R_LITERAL,
     name="r",
-    data=DataConfig(restated=True, parallel_provisions=(("nis2", 21, 32),)),
+    data=DataConfig(restated=True, parallel_provisions=(("nis2", 21, 32),), lexical_recitals=True),
     law_prior=LawPriorConfig(addressee=1, citations=2, recitals=2),
     umbrella=UmbrellaConfig(weight=0.5),
     consequence=ConsequenceConfig(weight=0.9, top_k=3, umbrella_weight=0.9),
