@@ -327,6 +327,11 @@ def provision_units(law: Law, number: int) -> list[str]:
     raise ConfigurationError(f"{law.short_name or law.identifier} has no article {number}")
 
 
+def recital_texts(law: Law) -> dict[int, str]:
+    """Recital number → text, for the numbered recitals of ``law``."""
+    return {int(r.number): r.text for r in law.recitals if r.number and r.number.isdigit()}
+
+
 def provision_recitals(law: Law, pack: str, number: int) -> tuple[list[int], list[str]]:
     """The recitals of ``law`` that its law pack ``pack`` pairs with article ``number`` (its editorial article ↔
     recital map), and their sentences of at least three words.
@@ -337,7 +342,7 @@ def provision_recitals(law: Law, pack: str, number: int) -> tuple[list[int], lis
     from compliance.rules.packs import get_pack
 
     wanted = get_pack(pack).recital_map().get(number, [])
-    texts = {int(r.number): r.text for r in law.recitals if r.number and r.number.isdigit()}
+    texts = recital_texts(law)
     missing = [r for r in wanted if r not in texts]
     if missing:
         raise ConfigurationError(
@@ -506,7 +511,7 @@ def build_training_data(
         train_units[art.number] = kept
 
     # Recitals: split by number; held-out ones become QR / calibration queries labelled with their articles.
-    recital_text = {int(r.number): r.text for r in law.recitals if r.number and r.number.isdigit()}
+    recital_text = recital_texts(law)
     articles_of: dict[int, list[int]] = {}
     for art_no, recs in (recital_map or {}).items():
         for rec in recs:
