@@ -37,6 +37,7 @@ LEGACY = AlertConfig(
     authority_weight=1.0,
     alert_budget=None,
     review_budget=None,
+    background_weight=0.0,
 )
 PRESETS: dict[str, AlertConfig] = {"legacy": LEGACY, "default": AlertConfig()}
 

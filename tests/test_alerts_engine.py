@@ -442,3 +442,64 @@ def test_a_laws_passages_are_embedded_once_per_encoder(
         (a.paragraph_id, a.provision_key, round(a.score, 6)) for a in second.alerts
     ]
     assert list((get_settings().resolved_index_dir / "provision-vectors").glob("*.npy"))
+
+
+def test_the_background_is_law_of_other_fields_outside_personal_data(shared_data: Path) -> None:
+    """The general legal language of the alert ranking: units of the named packs that do not mention personal data,
+    never the act alerted on itself, at most ``limit`` evenly spaced; an act that cannot be read is named, not
+    fatal."""
+    from compliance.alerts.background import background_text
+    from compliance.models.data import negative_candidates
+    from compliance.rules import load_pack_law
+
+    red = negative_candidates(load_pack_law("red"))
+    text = background_text(("aifmd", "red", "no-such-pack"), exclude=("aifmd",), limit=None)
+    assert text.acts == ("red",) and text.missing == ("no-such-pack",)
+    assert list(text.texts) == list(dict.fromkeys(red)) and len(red) > 50
+    assert not any("personal data" in t.lower() for t in text.texts)
+    by_celex = background_text(("aifmd", "red"), exclude=("32011L0061",), limit=None)  # AIFMD by its CELEX
+    assert by_celex.acts == ("red",)
+    few = background_text(("red",), limit=10)
+    step = len(text.texts) / 10
+    assert list(few.texts) == [text.texts[int(i * step)] for i in range(10)]
+
+
+def test_a_control_that_reads_like_any_law_ranks_lower_its_decision_unchanged(
+    store: Any, loaded: dict[str, Any], decision: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ranking score is the fused score less ``background_weight`` × the control's best cosine with the
+    background text; the decisions are the calibrated link's. With the marketing control's own wording as the
+    background, it falls below the cookie control whatever their order was, and nothing else about it changes."""
+    from compliance.alerts import background
+    from compliance.errors import ConfigurationError
+
+    marketing_text = next(p.text for p in store.iter_paragraphs() if p.id == loaded["para"][MARKETING])
+    monkeypatch.setattr(
+        background,
+        "background_text",
+        lambda acts, exclude=(), limit=None: background.BackgroundText((marketing_text,), ("stand-in",)),
+    )
+    runs = {
+        w: run_alerts(
+            store,
+            "minicookie",
+            config=AlertConfig(background_weight=w),
+            decision=decision,
+            search=loaded["search"],
+        )
+        for w in (0.0, 0.5)
+    }
+    plain = {a.paragraph_id: a for a in runs[0.0].alerts}
+    corrected = {a.paragraph_id: a for a in runs[0.5].alerts}
+    assert set(plain) == set(corrected)
+    para = loaded["para"]
+    for pid, a in corrected.items():
+        scores = a.evidence["scores"]
+        assert a.decision == plain[pid].decision and a.provision_key == plain[pid].provision_key
+        assert scores["fused"] == pytest.approx(plain[pid].score - 0.5 * scores["background"], abs=1e-5)
+        assert a.evidence["background_acts"] == ["stand-in"]
+        assert plain[pid].evidence["scores"]["background"] is None
+    assert corrected[para[MARKETING]].evidence["scores"]["background"] == pytest.approx(1.0, abs=1e-3)
+    assert corrected[para[MARKETING]].rank > corrected[para[COOKIE]].rank
+    with pytest.raises(ConfigurationError, match="background_weight"):
+        AlertConfig(background_weight=2.0)

@@ -13,7 +13,10 @@ articles whose text changed (provision key + text hash against the previous stor
    cosine is weighted down (``recital_weight``) and more so when it mostly cites another act
    (``cross_reference_discount``). A paragraph's *provision score* is the max over passages (the best-matching
    provision, and the next best ones, are kept as evidence), its *law score* the cosine with the mean of the
-   passage embeddings. The ranking score fuses both: ``(1 - law_weight)·provision + law_weight·law``. When the
+   passage embeddings. The ranking score fuses both: ``(1 - law_weight)·provision + law_weight·law``, less
+   ``background_weight`` × the paragraph's highest cosine with legal text of other fields
+   (:mod:`compliance.alerts.background`): a row or table that reads like any act ranks below a control that
+   reads like this one. When the
    best passage is a recital, the alert names the article paragraph or point that recital explains — the
    article passage closest to it in the same embedding space, read from the law itself (``recital_articles``)
    — and keeps the recital as ``evidence.explained_by``: recitals explain, articles oblige.
@@ -37,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from compliance.alerts.background import DEFAULT_BACKGROUND_ACTS, DEFAULT_BACKGROUND_UNITS
 from compliance.errors import ConfigurationError, require_weight
 from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.rules.passages import provision_passages, windows_of
@@ -121,6 +125,14 @@ class AlertConfig:
             decision and rank are the recital's. On the GDPR, whose map says which articles each recital belongs
             to, the closest article passage is one of them for 0.79 of the mapped recitals with the shipped
             encoder and 0.60 with the untuned MiniLM (docs/alerts.md). False: the alert names the recital.
+        background_acts: law packs of other fields whose units outside the GDPR's material scope are the general
+            legal language a control may resemble without being concerned by the act
+            (:mod:`compliance.alerts.background`); the act alerted on is never its own background.
+        background_weight: the ranking score is reduced by this × a candidate's highest cosine with that text,
+            so that a record row or key:value table that resembles any legal text ranks below a control that
+            resembles this act in particular (docs/alerts.md). The decision (alert, review, drop) stays the
+            calibrated provision score's; the budget then keeps the best ranked. 0: no correction.
+        background_units: at most this many units of that text, evenly spaced (None: all of them).
         alert_budget: at most this many ``alert`` decisions per run; the rest, in rank order, become review
             items. A float in (0, 1] is a share of the control paragraphs searched (default 0.2; at least
             ``min_budget``); None: no budget.
@@ -148,6 +160,9 @@ class AlertConfig:
     article_evidence: float = 0.5
     provisions_listed: int = 3
     recital_articles: bool = True
+    background_acts: tuple[str, ...] = DEFAULT_BACKGROUND_ACTS
+    background_weight: float = 0.5
+    background_units: int | None = DEFAULT_BACKGROUND_UNITS
     alert_budget: float | None = 0.2
     review_budget: float | None = 0.2
     min_budget: int = 10
@@ -169,6 +184,11 @@ class AlertConfig:
         for budget in (self.alert_budget, self.review_budget):
             if budget is not None and budget <= 0:
                 raise ConfigurationError("an alert budget must be positive (or None for no budget)")
+        object.__setattr__(self, "background_acts", tuple(self.background_acts))
+        if not 0.0 <= self.background_weight <= 1.0:
+            raise ConfigurationError("background_weight must be within [0, 1]")
+        if self.background_units is not None and self.background_units < 1:
+            raise ConfigurationError("background_units must be at least 1 (or None for all)")
         if not 0.0 <= self.law_weight <= 1.0:
             raise ConfigurationError("law_weight must be within [0, 1]")
         if self.candidates_per_provision < 1 or self.candidates_for_law < 0:
@@ -574,6 +594,7 @@ def _decide(
     law_vec = passage_vecs.mean(axis=0)
     law_vec = law_vec / (np.linalg.norm(law_vec) or 1.0)
     law_scores = para_vecs @ law_vec
+    background, background_acts = _background_similarity(law, para_vecs, decision, config)
 
     from compliance.rules.references import provision_label
 
@@ -612,6 +633,8 @@ def _decide(
         prov = law.get(key)
         para = paragraphs[int(cid)]
         fused = (1 - config.law_weight) * link + config.law_weight * float(law_scores[row])
+        if background is not None:
+            fused -= config.background_weight * float(background[row])
         hit = retrieval.get(cid)
         article = key.split("/", 1)[0]
         query = f"{law.get(article).title or ''}\n{law.text_of(key)}"
@@ -667,12 +690,14 @@ def _decide(
                 "provision_weight": round(float(weights[best]), 4),
                 "cross_reference_share": round(shares[best], 4),
                 "law": round(float(law_scores[row]), 6),
+                "background": None if background is None else round(float(background[row]), 6),
                 "fused": round(fused, 6),
                 "retrieval_provision": None if hit is None else round(float(hit["score"]), 6),
                 "retrieval_law": None if cid not in law_retrieval else round(float(law_retrieval[cid]), 6),
                 **({} if hit is None else {f"retrieval_{k}": v for k, v in hit["evidence"].items()}),
             },
             "retrieved_by": None if hit is None else hit["provision"],
+            "background_acts": list(background_acts),
             "threshold": decision.threshold,
             "band_lower": decision.lower,
         }
@@ -686,6 +711,36 @@ def _decide(
         ProposedAlert(a.paragraph_id, a.provision_key, a.score, a.decision, rank, a.evidence)
         for rank, a in enumerate(out, start=1)
     ], searched
+
+
+def _background_similarity(
+    law: Law, para_vecs: np.ndarray, decision: LinkDecisionModel, config: AlertConfig
+) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """Per candidate: its highest cosine with the general legal language of :attr:`AlertConfig.background_acts`
+    (:mod:`compliance.alerts.background`), and the acts read; ``(None, ())`` when the weight is 0 or no act could
+    be read."""
+    from compliance.alerts.background import background_text
+
+    if config.background_weight <= 0.0 or not config.background_acts or not len(para_vecs):
+        return None, ()
+    text = background_text(
+        config.background_acts, exclude=(law.short_name, law.identifier), limit=config.background_units
+    )
+    if not text.texts:
+        return None, ()
+    key = (decision.encoder, hashlib.sha256("\x00".join(text.texts).encode("utf-8")).hexdigest())
+    vectors = _BACKGROUND_VECTORS.get(key)
+    if vectors is None:
+        vectors = _law_vectors(decision, text.texts)
+        while len(_BACKGROUND_VECTORS) >= 4:  # a few encoders per process at most: the oldest goes
+            _BACKGROUND_VECTORS.pop(next(iter(_BACKGROUND_VECTORS)))
+        _BACKGROUND_VECTORS[key] = vectors
+    return (para_vecs @ vectors.astype(para_vecs.dtype, copy=False).T).max(axis=1), text.acts
+
+
+#: the background's vectors per (encoder, texts) in this process: a process that runs alerts for several laws, or
+#: with a decision whose encoder names no weights (nothing is cached on disk then), embeds them once
+_BACKGROUND_VECTORS: dict[tuple[Any, str], np.ndarray] = {}
 
 
 def _article_choice(
