@@ -241,6 +241,8 @@ def test_cli_alerts_run_posts_signed_webhook(tmp_path: Path, decision: Any) -> N
                 url,
                 "--webhook-secret",
                 "k3y",
+                "--background-weight",
+                "0",
                 "--json",
                 "--database",
                 db,
@@ -250,6 +252,12 @@ def test_cli_alerts_run_posts_signed_webhook(tmp_path: Path, decision: Any) -> N
         data = json.loads(out.stdout)
         assert data["notification"]["webhook"] == "delivered"
         assert data["alerts"] >= 2 and data["items"][0]["rank"] == 1
+        from compliance.store import Store
+
+        stored = Store(db)
+        assert stored.get_run(data["run_id"]).config["alerts"]["background_weight"] == 0.0
+        assert all(i["evidence"]["scores"]["background"] is None for i in data["items"])
+        stored.dispose()
     finally:
         server.shutdown()
         server.server_close()

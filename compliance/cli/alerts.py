@@ -238,6 +238,13 @@ def ack(
     default=None,
     help="The same for review items (beyond it they are dropped). Default 0.2.",
 )
+@click.option(
+    "--background-weight",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="How much a control's closeness to legal text of other fields lowers its rank (a row that reads like "
+    "any law ranks below one that reads like this act). 0 turns it off. Default 0.5.",
+)
 @database_option
 @json_option
 def run(
@@ -251,6 +258,7 @@ def run(
     no_notify: bool,
     alert_budget: str | None,
     review_budget: str | None,
+    background_weight: float | None,
     database_url: str | None,
     as_json: bool,
 ) -> None:
@@ -263,6 +271,7 @@ def run(
     config = AlertConfig(
         alert_budget=defaults.alert_budget if alert_budget is None else parse_budget(alert_budget),
         review_budget=defaults.review_budget if review_budget is None else parse_budget(review_budget),
+        background_weight=defaults.background_weight if background_weight is None else background_weight,
     )
 
     outcome = run_law_alerts(
