@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -729,18 +730,21 @@ def _background_similarity(
     if not text.texts:
         return None, ()
     key = (decision.encoder, hashlib.sha256("\x00".join(text.texts).encode("utf-8")).hexdigest())
-    vectors = _BACKGROUND_VECTORS.get(key)
-    if vectors is None:
+    with _BACKGROUND_LOCK:
+        vectors = _BACKGROUND_VECTORS.get(key)
+    if vectors is None:  # embedded outside the lock: two threads at once embed twice, and agree
         vectors = _law_vectors(decision, text.texts)
-        while len(_BACKGROUND_VECTORS) >= 4:  # a few encoders per process at most: the oldest goes
-            _BACKGROUND_VECTORS.pop(next(iter(_BACKGROUND_VECTORS)))
-        _BACKGROUND_VECTORS[key] = vectors
+        with _BACKGROUND_LOCK:
+            while len(_BACKGROUND_VECTORS) >= 4:  # a few encoders per process at most: the oldest goes
+                _BACKGROUND_VECTORS.pop(next(iter(_BACKGROUND_VECTORS)))
+            _BACKGROUND_VECTORS[key] = vectors
     return (para_vecs @ vectors.astype(para_vecs.dtype, copy=False).T).max(axis=1), text.acts
 
 
 #: the background's vectors per (encoder, texts) in this process: a process that runs alerts for several laws, or
 #: with a decision whose encoder names no weights (nothing is cached on disk then), embeds them once
 _BACKGROUND_VECTORS: dict[tuple[Any, str], np.ndarray] = {}
+_BACKGROUND_LOCK = threading.Lock()  # the API's request and job threads run alerts in one process
 
 
 def _article_choice(
