@@ -220,6 +220,37 @@ def test_links_to_other_laws_come_from_the_retriever(
         audit_documents(store, [policy], classifier, laws=("nosuchlaw",))
 
 
+def test_links_to_other_laws_only_for_the_roles_the_audit_maps(
+    store: Any, classifier: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document-control row that names the breach team is not linked to the ePrivacy Directive, as it is not
+    mapped to the GDPR: the audit's roles decide both; with every role mapped (``roles=None``) it is."""
+    import compliance.app.law_links as law_links
+
+    monkeypatch.setattr(law_links, "LawLinkConfig", functools.partial(law_links.LawLinkConfig, dense=False))
+    store.save_law(mini_gdpr())
+    store.save_law(mini_eprivacy())
+    doc = tmp_path / "breach.txt"
+    doc.write_text(
+        "Breach procedure\n\nDocument owner: Breach team; Version: 2.1; Approved by: Board; Next review: 2026\n\n"
+        "A personal data breach is notified to the supervisory authority within 72 hours by the breach team.\n",
+        encoding="utf-8",
+    )
+    report = audit_documents(store, [doc], classifier, laws=("eprivacy",))
+    stored = {p.id: p for p in store.iter_paragraphs()}
+    roles = {p.text[:14]: p.role for p in stored.values()}
+    assert roles["Document owner"] == "metadata" and roles["A personal dat"] == "statement"
+    linked = {stored[x.paragraph_id].text[:14] for x in list_links(store, LinkQuery(law="eprivacy"))}
+    assert linked == {"A personal dat"}
+    assert store.get_run(report.run_id).stats["law_links"] >= 1
+    every = law_links.link_other_laws(
+        store, report.run_id, [report.documents[0].document_id], ["eprivacy"], roles=None
+    )
+    assert every >= 1
+    linked = {stored[x.paragraph_id].text[:14] for x in list_links(store, LinkQuery(law="eprivacy"))}
+    assert linked == {"A personal dat", "Document owner"}
+
+
 def test_links_to_other_laws_keep_within_a_budget_per_law() -> None:
     """As alert runs do: at most the budget of paragraphs get a proposed link (best link score first; the others'
     become needs-review, marked over budget), at most the review budget more keep needs-review links."""

@@ -139,7 +139,7 @@ def audit_documents(
         roles: the paragraph roles that are mapped (default: statements and definitions); None maps every
             paragraph. Paragraphs stored before roles existed (no role) are always mapped, and so is a description
             or a reference that cites the act by name (:data:`CITATION_ROLES`).
-        laws: other installed laws (short names) to link every paragraph to as well, through the
+        laws: other installed laws (short names) to link every paragraph of a mapped role to as well, through the
             document-to-law retriever (:func:`compliance.app.law_links.link_other_laws`); ``gdpr`` is the
             classifier's and is skipped there.
         reclassify: classify every paragraph again even when this model already did (``audit --rescore``).
@@ -280,7 +280,9 @@ def audit_documents(
         if laws:
             from compliance.app.law_links import link_other_laws
 
-            law_links = link_other_laws(store, run.id, [d.document_id for d in summaries], laws)
+            law_links = link_other_laws(
+                store, run.id, [d.document_id for d in summaries], laws, roles=roles
+            )
             run.stats["law_links"] = law_links
             total_links += law_links
         run.stats.update(

@@ -17,10 +17,11 @@ A paragraph already linked to a law by the retriever is not searched again for t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from compliance.connectors.roles import MAPPED_ROLES
 from compliance.errors import ConfigurationError, ModelNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,9 +89,12 @@ def link_other_laws(
     config: LawLinkConfig | None = None,
     search: LawSearch | None = None,
     decision: LinkDecisionModel | None = None,
+    roles: Collection[str] | None = MAPPED_ROLES,
 ) -> int:
     """Store retriever links from the latest versions of ``document_ids`` to the provisions of ``laws`` (short
     names of installed laws; ``gdpr`` is skipped: the classifier links it). Returns the number of links stored.
+    Only paragraphs of the ``roles`` the audit maps are searched (default: statements and definitions, as for the
+    GDPR; a paragraph stored before roles existed is searched); None searches every paragraph but headings.
 
     Raises:
         LawNotFoundError: a law is not installed (``compliance laws install NAME``).
@@ -108,7 +112,9 @@ def link_other_laws(
     paragraphs = [
         p
         for p in store.iter_paragraphs(document_ids=list(document_ids))
-        if p.kind != "heading" and len(p.text.split()) >= config.min_words
+        if p.kind != "heading"
+        and len(p.text.split()) >= config.min_words
+        and (roles is None or p.role is None or p.role in roles)
     ]
     stored = 0
     for record in targets:
