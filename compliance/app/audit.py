@@ -280,9 +280,7 @@ def audit_documents(
         if laws:
             from compliance.app.law_links import link_other_laws
 
-            law_links = link_other_laws(
-                store, run.id, [d.document_id for d in summaries], laws, roles=roles
-            )
+            law_links = link_other_laws(store, run.id, [d.document_id for d in summaries], laws, roles=roles)
             run.stats["law_links"] = law_links
             total_links += law_links
         run.stats.update(
