@@ -251,6 +251,56 @@ def test_links_to_other_laws_only_for_the_roles_the_audit_maps(
     assert linked == {"A personal dat", "Document owner"}
 
 
+def test_links_to_other_laws_with_a_link_decision_read_like_any_law_last(
+    store: Any, classifier: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a link decision, each candidate's score is the decision's cosine of the paragraph and the provision
+    (each embedded once), and the budgets take paragraphs by that score less ``background_weight`` × their best
+    cosine with legal text of other fields: with the best-scoring paragraph's own wording as that text, a review
+    budget of one keeps another paragraph instead; scores and decisions stay as they were."""
+    import compliance.app.law_links as law_links
+    from compliance.alerts import background
+    from compliance.linking.decision import LinkDecisionModel
+
+    decision = LinkDecisionModel.from_base(None, threshold=0.99, lower=0.0)  # every candidate in review
+    store.save_law(mini_gdpr())
+    store.save_law(mini_eprivacy())
+    law = store.get_law("eprivacy")
+
+    def linked(name: str, config: Any) -> tuple[list[Any], dict[int, Any]]:
+        """The policy as a new document ``name`` (its paragraphs not linked yet), linked to the mini ePrivacy."""
+        doc = tmp_path / name
+        doc.write_text(POLICY, encoding="utf-8")
+        document_id = audit_documents(store, [doc], classifier).documents[0].document_id
+        with store.run("audit", {"document": name}) as run:
+            law_links.link_other_laws(
+                store, run.id, [document_id], ["eprivacy"], config=config, decision=decision
+            )
+        links = [x for x in store.current_links(run_id=run.id) if x.method == "retriever"]
+        return links, {p.id: p for p in store.iter_paragraphs(document_ids=[document_id])}
+
+    links, paragraphs = linked(
+        "all.txt", law_links.LawLinkConfig(dense=False, proposed_budget=None, review_budget=None)
+    )
+    assert len({x.paragraph_id for x in links}) > 1
+    for x in links:
+        text = f"{law.get(x.provision_key).title}\n{law.text_of(x.provision_key)}"
+        expected = float(decision.score_pairs([paragraphs[x.paragraph_id].text], [text])[0])
+        assert x.score == pytest.approx(expected, abs=1e-5) and x.status == "needs-review"
+    top = paragraphs[max(links, key=lambda x: x.score).paragraph_id].text
+    monkeypatch.setattr(
+        background,
+        "background_text",
+        lambda acts, exclude=(), limit=None: background.BackgroundText((top,), ("stand-in",)),
+    )
+    one = law_links.LawLinkConfig(dense=False, proposed_budget=None, review_budget=1, min_budget=1)
+    for weight, kept_top in ((0.0, True), (1.0, False)):
+        links, paragraphs = linked(f"budget-{weight}.txt", replace(one, background_weight=weight))
+        assert len({x.paragraph_id for x in links}) == 1
+        assert (paragraphs[links[0].paragraph_id].text == top) is kept_top
+        assert all((x.evidence["background"] is None) == (weight == 0.0) for x in links)
+
+
 def test_links_to_other_laws_keep_within_a_budget_per_law() -> None:
     """As alert runs do: at most the budget of paragraphs get a proposed link (best link score first; the others'
     become needs-review, marked over budget), at most the review budget more keep needs-review links."""

@@ -60,6 +60,7 @@ __all__ = [
     "AlertConfig",
     "AlertRunResult",
     "ProposedAlert",
+    "background_cosines",
     "budget_count",
     "changed_provisions",
     "load_decision_model",
@@ -720,13 +721,31 @@ def _background_similarity(
     """Per candidate: its highest cosine with the general legal language of :attr:`AlertConfig.background_acts`
     (:mod:`compliance.alerts.background`), and the acts read; ``(None, ())`` when the weight is 0 or no act could
     be read."""
+    if config.background_weight <= 0.0:
+        return None, ()
+    return background_cosines(
+        law, para_vecs, decision, acts=config.background_acts, units=config.background_units
+    )
+
+
+def background_cosines(
+    law: Law,
+    para_vecs: np.ndarray,
+    decision: LinkDecisionModel,
+    *,
+    acts: Sequence[str] = DEFAULT_BACKGROUND_ACTS,
+    units: int | None = DEFAULT_BACKGROUND_UNITS,
+) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """Per row of ``para_vecs`` (paragraphs in ``decision``'s space): its highest cosine with the units of
+    ``acts`` outside personal data (:func:`compliance.alerts.background.background_text`, ``law`` itself left
+    out), and the acts read; ``(None, ())`` when there are no rows or no act could be read. The units' vectors are
+    embedded once per encoder (on disk with the law's passages when the decision names its weights, and in this
+    process)."""
     from compliance.alerts.background import background_text
 
-    if config.background_weight <= 0.0 or not config.background_acts or not len(para_vecs):
+    if not acts or not len(para_vecs):
         return None, ()
-    text = background_text(
-        config.background_acts, exclude=(law.short_name, law.identifier), limit=config.background_units
-    )
+    text = background_text(acts, exclude=(law.short_name, law.identifier), limit=units)
     if not text.texts:
         return None, ()
     key = (decision.encoder, hashlib.sha256("\x00".join(text.texts).encode("utf-8")).hexdigest())

@@ -17,10 +17,11 @@ A paragraph already linked to a law by the retriever is not searched again for t
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from compliance.alerts.background import DEFAULT_BACKGROUND_ACTS, DEFAULT_BACKGROUND_UNITS
 from compliance.connectors.roles import MAPPED_ROLES
 from compliance.errors import ConfigurationError, ModelNotFoundError
 
@@ -51,6 +52,12 @@ class LawLinkConfig:
         review_budget: per law, at most this many further paragraphs keep ``needs-review`` links (best first);
             the weaker ones are not stored. None: no budget.
         min_budget: the smallest budget a share gives.
+        background_weight: the budgets take paragraphs in order of their best link score less this × their best
+            cosine with legal text of other fields (as alert runs rank, :attr:`AlertConfig.background_weight
+            <compliance.alerts.engine.AlertConfig.background_weight>`): a paragraph that reads like any law comes
+            after one that reads like this one. The links' scores and decisions are unchanged. 0: no correction.
+        background_acts: the law packs that text comes from.
+        background_units: at most this many of their units, evenly spaced (None: all).
     """
 
     top_k: int = 3
@@ -60,8 +67,14 @@ class LawLinkConfig:
     proposed_budget: float | None = 0.2
     review_budget: float | None = 0.2
     min_budget: int = 10
+    background_weight: float = 0.5
+    background_acts: tuple[str, ...] = DEFAULT_BACKGROUND_ACTS
+    background_units: int | None = DEFAULT_BACKGROUND_UNITS
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "background_acts", tuple(self.background_acts))
+        if not 0.0 <= self.background_weight <= 1.0:
+            raise ConfigurationError("background_weight must be within [0, 1]")
         if self.top_k < 1:
             raise ConfigurationError("top_k must be at least 1")
         for budget in (self.proposed_budget, self.review_budget):
@@ -143,11 +156,31 @@ def link_other_laws(
         if not candidates:
             continue
         link_scores: list[float] | None = None
+        background: dict[int, float] = {}
         if decision is not None:
-            texts = [f"{law.get(k).title or ''}\n{law.text_of(k)}".strip() for _, _, k, _ in candidates]
+            # each paragraph and provision embedded once (a paragraph has up to top_k candidates)
+            para_texts = {p.id: p.text for p, _, _, _ in candidates}
+            para_rows = {pid: i for i, pid in enumerate(para_texts)}
+            para_vecs = decision.encode(list(para_texts.values()))
+            prov_rows = {k: i for i, k in enumerate(dict.fromkeys(k for _, _, k, _ in candidates))}
+            prov_vecs = decision.encode(
+                [f"{law.get(k).title or ''}\n{law.text_of(k)}".strip() for k in prov_rows]
+            )
             link_scores = [
-                float(x) for x in decision.score_pairs([p.text for p, _, _, _ in candidates], texts)
+                float(para_vecs[para_rows[p.id]] @ prov_vecs[prov_rows[k]]) for p, _, k, _ in candidates
             ]
+            if config.background_weight > 0.0:
+                from compliance.alerts.engine import background_cosines
+
+                cosines, _ = background_cosines(
+                    law,
+                    para_vecs,
+                    decision,
+                    acts=config.background_acts,
+                    units=config.background_units,
+                )
+                if cosines is not None:
+                    background = {pid: float(cosines[row]) for pid, row in para_rows.items()}
         new: list[NewLink] = []
         for i, (p, h, key, rank) in enumerate(candidates):
             evidence: dict[str, Any] = {
@@ -164,23 +197,31 @@ def link_other_laws(
                 status = "proposed" if verdict == "propose" and rank == 1 else "needs-review"
                 score = link_scores[i]
                 evidence.update(
-                    {"decision": verdict, "threshold": decision.threshold, "band_lower": decision.lower}
+                    {
+                        "decision": verdict,
+                        "threshold": decision.threshold,
+                        "band_lower": decision.lower,
+                        "background": None if p.id not in background else round(background[p.id], 6),
+                    }
                 )
             else:
                 status, score = "needs-review", float(h.score)
                 evidence["decision"] = "review (no link-decision model: a person decides)"
             new.append(NewLink(p.id, provision_ids[key], RETRIEVER_METHOD, score, rank, evidence, status))
         if decision is not None and link_scores is not None:
-            new = _apply_budget(new, len(todo), config)
+            new = _apply_budget(new, len(todo), config, background)
         if new:
             store.add_links(run_id, new)
             stored += len(new)
     return stored
 
 
-def _apply_budget(links: list[NewLink], searched: int, config: LawLinkConfig) -> list[NewLink]:
+def _apply_budget(
+    links: list[NewLink], searched: int, config: LawLinkConfig, background: Mapping[int, float] | None = None
+) -> list[NewLink]:
     """One law's new links within its budgets (as alert runs do, :class:`~compliance.alerts.engine.AlertConfig`):
-    paragraphs in order of their best link score; proposed links of paragraphs beyond ``proposed_budget`` become
+    paragraphs in order of their best link score (less ``config.background_weight`` × the paragraph's
+    ``background`` cosine, where given); proposed links of paragraphs beyond ``proposed_budget`` become
     needs-review, and paragraphs beyond ``review_budget`` more keep no needs-review link."""
     from dataclasses import replace
 
@@ -191,6 +232,8 @@ def _apply_budget(links: list[NewLink], searched: int, config: LawLinkConfig) ->
     best: dict[int, float] = {}
     for link in links:
         best[link.paragraph_id] = max(best.get(link.paragraph_id, float("-inf")), link.score)
+    for pid in best:
+        best[pid] -= config.background_weight * (background or {}).get(pid, 0.0)
     order = sorted(best, key=lambda pid: -best[pid])
     proposing = {link.paragraph_id for link in links if link.status == "proposed"}
     with_proposed = [pid for pid in order if pid in proposing]
