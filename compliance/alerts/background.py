@@ -10,9 +10,10 @@ hard negatives (:func:`compliance.models.data.negative_candidates`: the units of
 instrument, payment-services and radio-equipment law that do not mention personal data, data protection, privacy
 or data subjects).
 
-The acts are law packs, read like every other pack (:func:`compliance.rules.fetch.load_pack_law`: the law mirror,
-else the official URL, cached per process); one that cannot be read is left out and named in the run's evidence,
-and with none the ranking is the one without the correction. Their vectors are cached per encoder like a law's
+The acts are law packs, read like every other pack (:func:`compliance.rules.fetch.load_pack_law`, cached per
+process): from the law mirror, since EUR-Lex publishes no file in these packs' format. One that cannot be read is
+logged once per process and left out (each alert lists the acts read, ``background_acts``); with none the ranking
+is the one without the correction. Their vectors are cached per encoder like a law's
 passages (:func:`compliance.alerts.engine._law_vectors`).
 """
 
@@ -53,9 +54,8 @@ def background_text(
 ) -> BackgroundText:
     """The units of ``acts`` (pack names) outside the GDPR's material scope, in act and article order, each text
     once, and at most ``limit`` of them, evenly spaced (the first, then every ``len / limit``-th); an act named in
-    ``exclude`` (pack names or CELEX identifiers: the act being alerted on is never its own
-    background) is skipped, one that cannot be read (no mirror and no network, say) is logged and listed in
-    ``missing``."""
+    ``exclude`` (pack names or CELEX identifiers: the act being alerted on is never its own background) is
+    skipped, one that cannot be read (not in the law mirror, an unknown pack) is logged and listed in ``missing``."""
     from compliance.models.data import negative_candidates
     from compliance.rules.fetch import load_pack_law
     from compliance.rules.packs import get_pack
