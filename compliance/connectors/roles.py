@@ -120,7 +120,10 @@ _CUES: dict[str, re.Pattern[str]] = {
     "cue_reference": re.compile(
         r"\b(see|refer to|documented (?:in|at)|described in|set out in|listed in|available (?:at|on|in|from)|"
         r"kept in|maintained in|published on|details (?:of|are|on)|more information|further information|"
-        r"guidance on|instructions for)\b",
+        r"guidance on|instructions for|"
+        # what says where something is kept: "the rules … are in the CCTV Procedure", "… is in the GRC portal"
+        # (a capital after the article: a named document or system)
+        r"(?:is|are) (?:held |filed |found )?in (?:the|our) (?-i:[A-Z])\w*)\b",
         re.IGNORECASE,
     ),
     "cue_named_doc": re.compile(
@@ -134,7 +137,7 @@ _CUES: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     "cue_purpose": re.compile(
-        r"\b(purpose|aims?|describes|explains|sets out|applies to|is intended|objective|overview|"
+        r"\b(purpose|aims?|describes|explains|summari[sz]es|sets out|applies to|is intended|objective|overview|"
         r"introduction|background|in order to|helps?)\b",
         re.IGNORECASE,
     ),
