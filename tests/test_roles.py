@@ -213,7 +213,7 @@ POINTER_DOC = b"""# Physical Security Standard
 
 
 def test_a_sentence_that_says_where_the_rules_are_kept_is_a_reference() -> None:
-    """"The rules … are in the CCTV Procedure" and "… is in the GRC portal" were read as statements and mapped
+    """ "The rules … are in the CCTV Procedure" and "… is in the GRC portal" were read as statements and mapped
     (the held-out role set's two reference errors); saying where a named document or system holds something is a
     pointer. The controls beside them stay statements, and "are in the" before a lower-case word is no cue."""
     doc = parse_bytes(POINTER_DOC, "physical-security.md")
