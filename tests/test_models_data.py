@@ -258,6 +258,33 @@ def test_the_recitals_explaining_a_parallel_provision_in_the_lexical_document(
     assert get_recipe("r").data.lexical_recitals
 
 
+def test_the_recitals_explaining_a_parallel_provision_as_encoder_training_text(
+    gdpr: tuple[Law, dict[int, list[int]]], other_acts: dict[str, Law]
+) -> None:
+    """``parallel_recitals``: the recitals the NIS2 law pack pairs with Art. 21 join Art. 32's training group as
+    parallel text; no other article's group, no held-out set and no lexical document changes (the lexical expert
+    reads them through ``lexical_recitals`` only, the umbrella reader not at all)."""
+    from compliance.models.data import provision_recitals
+
+    law, rmap = gdpr
+    _, sentences = provision_recitals(other_acts["nis2"], "nis2", 21)
+    base = DataConfig(parallel_provisions=(("nis2", 21, 32),), lexical_recitals=True, min_k=1)
+    plain = build_training_data(law, rmap, base, acts=other_acts)
+    data = build_training_data(law, rmap, replace(base, parallel_recitals=True), acts=other_acts)
+    for name in ("qa", "qr", "calibration"):
+        assert [(e.id, e.text) for e in getattr(data, name)] == [(e.id, e.text) for e in getattr(plain, name)]
+    group = {e.text for e in data.train if e.labels == (32,)}
+    before = {e.text for e in plain.train if e.labels == (32,)}
+    assert group - before == set(sentences) - before and set(sentences) <= group
+    assert {e.source for e in data.train if e.text in set(sentences) - before} == {"parallel"}
+    others = [(e.text, e.labels) for e in data.train if e.labels != (32,)]
+    assert others == [(e.text, e.labels) for e in plain.train if e.labels != (32,)]
+    assert data.lexical_documents() == plain.lexical_documents()
+    assert data.lexical_documents(gdpr_only=True) == plain.lexical_documents(gdpr_only=True)
+    assert data.provenance["parallel_recitals"] == {"nis2": {"21": list(range(77, 90))}}
+    assert "parallel_recitals" not in plain.provenance
+
+
 def test_a_recipe_naming_an_unreadable_act_says_so(gdpr: tuple[Law, dict[int, list[int]]]) -> None:
     law, rmap = gdpr
     with pytest.raises(ConfigurationError, match="no-such-act"):

@@ -157,6 +157,14 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
             if prov.get("lexical_recitals")
             else []
         ),
+        *(
+            [
+                "- parallel recitals (act: article of that act: the recitals explaining it, training text of the "
+                f"GDPR article its units are mapped to): {json.dumps(prov.get('parallel_recitals'))}"
+            ]
+            if prov.get("parallel_recitals")
+            else []
+        ),
         f"- data recipe: {json.dumps(prov.get('data_config'))}",
         f"- training examples sha256: `{prov.get('training_data_sha256')}`; base encoder weights sha256: "
         f"`{prov.get('base_model_sha256')}`",

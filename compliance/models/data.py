@@ -92,6 +92,11 @@ class DataConfig:
             principles, software updates, device configuration, network segmentation, identity and access
             management, physical and environmental security, suppliers. Like the GDPR's recital enrichment, the
             recitals say in other words what the article obliges.
+        parallel_recitals: the recitals that explain each of the ``parallel_provisions`` (as ``lexical_recitals``
+            reads them) are training text of the GDPR article too, beside the provision's units: the encoder, not
+            only the lexical expert, learns what "appropriate technical and organisational measures" are in the
+            words of NIS2's recitals 77-89 (network segmentation, software updates, identity and access management,
+            physical security, suppliers, penetration testing).
         negative_acts: law packs of fields other than data protection (financial, radio equipment law): their
             sentences that do not speak of personal data become *hard negatives* — each penalised, with an
             unlikelihood term, on the GDPR article the lexical expert gives it most confidently, where that
@@ -118,6 +123,7 @@ class DataConfig:
     parallel_provisions: tuple[tuple[str, int, int], ...] = ()
     lexical_provisions: tuple[tuple[str, int, int], ...] = ()
     lexical_recitals: bool = False
+    parallel_recitals: bool = False
     negative_acts: tuple[str, ...] = ()
     negative_min_share: float = 0.5
     negatives_per_article: int = 16
@@ -556,6 +562,16 @@ def build_training_data(
             if numbers_read:
                 recitals_read.setdefault(name, {})[str(number)] = numbers_read
                 lexical_units.setdefault(article, []).extend(sentences)
+    # the recitals of the parallel provisions, as training text of the encoder only (the lexical expert reads
+    # them through ``lexical_recitals``; the umbrella reader, which reads the parallel units, does not)
+    explained: dict[int, list[str]] = {}
+    parallel_recitals_read: dict[str, dict[str, list[int]]] = {}
+    if config.parallel_recitals:
+        for name, number, article in config.parallel_provisions:
+            numbers_read, sentences = provision_recitals(laws[name], name, number)
+            if numbers_read:
+                parallel_recitals_read.setdefault(name, {})[str(number)] = numbers_read
+                explained.setdefault(article, []).extend(sentences)
 
     restated = restated_units(train_units) if config.restated else {}
 
@@ -564,8 +580,10 @@ def build_training_data(
         group = list(train_units[art.number])
         group += [art.title] * config.title_replicas
         group += train_recital_sentences.get(art.number, [])
-        own_parallels = set(parallels.get(art.number, ())) - set(group)
+        own_parallels = set(parallels.get(art.number, ())) | set(explained.get(art.number, ()))
+        own_parallels -= set(group)
         group += parallels.get(art.number, [])
+        group += explained.get(art.number, [])
         own_restated = set(restated.get(art.number, ())) - set(group)
         group += restated.get(art.number, [])
         # what each text of the group is, the title before a parallel provision before a restated sentence
@@ -649,6 +667,8 @@ def build_training_data(
             provenance["lexical_articles"] = {str(a): len(u) for a, u in sorted(lexical_units.items())}
         if recitals_read:
             provenance["lexical_recitals"] = recitals_read
+        if parallel_recitals_read:
+            provenance["parallel_recitals"] = parallel_recitals_read
         provenance["negatives_by_article"] = {
             str(a): n for a, n in sorted(Counter(article for _, article in mined).items())
         }

@@ -157,11 +157,15 @@ _R_LITERAL = Recipe(
 #: its umbrellas then weigh 0.9; since 26 November 2026 NIS2 Art. 21, the cybersecurity risk-management
 #: measures, is training text of Art. 32 and in its lexical document: docs/classifier.md, "The words of security
 #: controls"); since 27 November 2026 the recitals that explain NIS2 Art. 21 (77-89) are in Art. 32's lexical
-#: document as well (DataConfig.lexical_recitals; the encoder is not trained on them)
+#: document as well (DataConfig.lexical_recitals), and since 27 November 2026 (session 39) training text of
+#: Art. 32's encoder group too (DataConfig.parallel_recitals: docs/classifier.md, "The recitals of NIS2's
+#: Art. 21 for the encoder")
 _R = replace(
     _R_LITERAL,
     name="r",
-    data=DataConfig(restated=True, parallel_provisions=(("nis2", 21, 32),), lexical_recitals=True),
+    data=DataConfig(
+        restated=True, parallel_provisions=(("nis2", 21, 32),), lexical_recitals=True, parallel_recitals=True
+    ),
     law_prior=LawPriorConfig(addressee=1, citations=2, recitals=2),
     umbrella=UmbrellaConfig(weight=0.5),
     consequence=ConsequenceConfig(weight=0.9, top_k=3, umbrella_weight=0.9),
@@ -177,6 +181,11 @@ RECIPES: dict[str, Recipe] = {
     # and other controls gain, short summaries of decisions lose (docs/classifier.md, "Security controls, and the
     # LED's text again"); for an organisation whose documents are mostly security controls
     "r-led": replace(_R, name="r-led", data=replace(_R.data, parallel_acts=("led",))),
+    # ``r`` as it was until session 39: the recitals that explain NIS2 Art. 21 (77-89) in Art. 32's lexical
+    # document only, not in its encoder group (docs/classifier.md, "The recitals of NIS2's Art. 21 for the encoder")
+    "r-lexical-recitals": replace(
+        _R, name="r-lexical-recitals", data=replace(_R.data, parallel_recitals=False)
+    ),
     # ``r-literal`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title) as
     # further training text of that article (needs the LED law pack: docs/classifier.md, "Training text from
     # other acts")
