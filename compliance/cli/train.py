@@ -21,7 +21,8 @@ from compliance.cli.options import database_option, device_option
     "epoch, 1 seed), plain, rsp-r, mca-r, rsp-mca-r (the r-fast regime), r-long, frozen; r-led (r plus the Law "
     "Enforcement Directive's provisions that restate a GDPR article: for documents that are mostly security "
     "controls), r-parallel (the same on r-literal) and r-acts (r-parallel plus hard negatives from acts of other "
-    "fields) read those acts' law packs.",
+    "fields) read those acts' law packs; r-lexical-recitals (r until session 39: NIS2's recitals on its security "
+    "measures in Art. 32's lexical document only, not its training text).",
 )
 @click.option(
     "--base-model",
