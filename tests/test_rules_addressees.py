@@ -130,6 +130,20 @@ from compliance.rules.addressees import (
         ),
         # no modal clause: nothing to read
         ("'incident' means an event compromising the availability of data.", False),
+        # the last item of an inserted phrase's list is not the subject ("…, and, where necessary, relevant
+        # stakeholders, shall"), and a relative clause ("… products that may be subject to …") has no holder of its
+        # own (session 39: NIS2 Art. 22(2) was read as the stakeholders' duty)
+        (
+            "The Commission, after consulting the Cooperation Group and ENISA, and, where necessary, relevant "
+            "stakeholders, shall identify the specific critical ICT services, ICT systems or ICT products that may "
+            "be subject to the coordinated security risk assessment.",
+            True,
+        ),
+        (
+            "The controller, after consulting the data protection officer and, where appropriate, the processor, "
+            "shall carry out an assessment.",
+            False,
+        ),
     ],
 )
 def test_who_a_provision_obliges(text: str, public: bool) -> None:
@@ -178,6 +192,7 @@ def test_nis2_obligations_of_entities_and_of_the_state(shared_data: Path) -> Non
         "art:32/par:8",
         "art:11/par:3/pt:h",  # the CSIRTs' tasks: "… Such scanning shall be carried out …"
         "art:36",  # penalties: "Member States shall lay down rules … The penalties provided for shall …"
+        "art:22/par:2",  # "The Commission, after consulting …, and, where necessary, relevant stakeholders, shall"
     ):
         assert public(key), (key, duty_holders(provision_duty_text(nis2, key)))
     # a point without a modal clause of its own is read with its paragraph's text

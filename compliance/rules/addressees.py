@@ -93,6 +93,12 @@ _INSERTED = re.compile(
 )
 #: a lone "and" between inserted phrases (", and, where appropriate,")
 _BARE_CONJUNCTION = re.compile(r"^(?:and|or|and/or)$", re.IGNORECASE)
+#: ", and, where necessary, relevant stakeholders": an adverbial that qualifies the next item of a list
+_WHERE_ADVERB = re.compile(
+    r"^(?:where|as|if|when)\s+(?:necessary|appropriate|relevant|applicable|needed)$", re.IGNORECASE
+)
+#: "… ICT products that may be subject to …": a relative clause, whose subject is the noun before it
+_RELATIVE = re.compile(r"\b(?:that|which|who)$", re.IGNORECASE)
 #: "25 May 2018" is a date, not a permission ("Article 40 may be carried out" is one)
 _MODAL = re.compile(r"\b(?:shall|must|may(?!\s+\d{4}))\b(?:\s+not)?", re.IGNORECASE)
 #: "shall ensure that X …", "shall provide (by law) for X to …", "shall require X to …": the duty passes to X
@@ -142,12 +148,29 @@ def _subject_before(text: str, end: int) -> str:
     if _CONTINUES.match(segments[-1]):
         return segments[-1]
     pronoun = False
-    for seg in reversed(segments[-5:]):
+    last = segments[-5:]
+    for i in range(len(last) - 1, -1, -1):
+        seg = last[i]
         if _PRONOUN.match(seg):
             pronoun = True  # "Where a Member State designates …, it shall": the antecedent is in that clause
+        elif not pronoun and _continues_inserted(last[:i]):
+            continue  # "…, after consulting X, and, where necessary, relevant stakeholders, shall": X's list
         elif pronoun or not (_INSERTED.match(seg) or _BARE_CONJUNCTION.match(seg)):
             return seg
     return ""
+
+
+def _continues_inserted(before: list[str]) -> bool:
+    """Whether the segment after ``before`` ends the object list of an inserted phrase: ``before`` ends with an
+    inserted phrase, a lone "and"/"or" and a "where necessary" ("The Commission, after consulting the Cooperation
+    Group and ENISA, and, where necessary, relevant stakeholders, shall": the stakeholders are consulted, the
+    Commission is the subject)."""
+    return (
+        len(before) >= 3
+        and bool(_INSERTED.match(before[-3]))
+        and bool(_BARE_CONJUNCTION.match(before[-2]))
+        and bool(_WHERE_ADVERB.match(before[-1]))
+    )
 
 
 def duty_holders(text: str) -> list[tuple[str, bool]]:
@@ -169,7 +192,8 @@ def duty_holders(text: str) -> list[tuple[str, bool]]:
         public = is_public_body(subject)
         rest = clean[m.end() :]
         agent = _PASSIVE_AGENT.match(rest)
-        if out and not agent and _ANAPHORA.match(subject):  # "Such scanning shall …": the scanner's duty
+        if out and not agent and (_ANAPHORA.match(subject) or _RELATIVE.search(subject)):
+            # "Such scanning shall …": the scanner's duty; "… products that may be subject to …": no new holder
             out.append(out[-1])
             continue
         if agent:  # "the guidance shall be provided by the competent authority": the authority
