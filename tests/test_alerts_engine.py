@@ -398,20 +398,23 @@ def test_the_provision_an_alert_names_comes_from_the_article_its_whole_text_fits
         AlertConfig(article_evidence=1.5)
 
 
+def _sweep(
+    store: Any, loaded: dict[str, Any], decision: Any, field: str, values: tuple[float, ...]
+) -> dict[float, Any]:
+    """One alert run for "minicookie" per value of the :class:`AlertConfig` field ``field``."""
+    return {
+        w: run_alerts(
+            store, "minicookie", config=AlertConfig(**{field: w}), decision=decision, search=loaded["search"]
+        )
+        for w in values
+    }
+
+
 def test_the_article_evidence_changes_what_an_alert_names_not_its_score(
     store: Any, loaded: dict[str, Any], decision: Any
 ) -> None:
     """The same run with and without whole-article evidence: the same paragraphs, scores, decisions and ranks."""
-    runs = [
-        run_alerts(
-            store,
-            "minicookie",
-            config=AlertConfig(article_evidence=w),
-            decision=decision,
-            search=loaded["search"],
-        )
-        for w in (0.0, 0.5)
-    ]
+    runs = list(_sweep(store, loaded, decision, "article_evidence", (0.0, 0.5)).values())
     plain, chosen = (
         [(a.paragraph_id, round(a.score, 6), a.decision, a.rank) for a in r.alerts] for r in runs
     )
@@ -487,16 +490,7 @@ def test_a_control_that_reads_like_any_law_ranks_lower_its_decision_unchanged(
         "background_text",
         lambda acts, exclude=(), limit=None: background.BackgroundText((marketing_text,), ("stand-in",)),
     )
-    runs = {
-        w: run_alerts(
-            store,
-            "minicookie",
-            config=AlertConfig(background_weight=w),
-            decision=decision,
-            search=loaded["search"],
-        )
-        for w in (0.0, 0.5)
-    }
+    runs = _sweep(store, loaded, decision, "background_weight", (0.0, 0.5))
     plain = {a.paragraph_id: a for a in runs[0.0].alerts}
     corrected = {a.paragraph_id: a for a in runs[0.5].alerts}
     assert set(plain) == set(corrected)

@@ -555,23 +555,34 @@ def build_training_data(
     for number, units in _provisions(config.parallel_provisions, laws, numbers).items():
         parallels.setdefault(number, []).extend(units)
     lexical_units = _provisions(config.lexical_provisions, laws, numbers)
-    recitals_read: dict[str, dict[str, list[int]]] = {}
-    if config.lexical_recitals:
-        for name, number, article in (*config.parallel_provisions, *config.lexical_provisions):
-            numbers_read, sentences = provision_recitals(laws[name], name, number)
+    read: dict[tuple[str, int], tuple[list[int], list[str]]] = {}
+
+    def explain(
+        provisions: Sequence[tuple[str, int, int]], into: dict[int, list[str]]
+    ) -> dict[str, dict[str, list[int]]]:
+        """Add the recitals each provision's law pack pairs with it (read once per provision) to its GDPR
+        article's texts in ``into``; return the recital numbers read, by act and article."""
+        numbers_by_act: dict[str, dict[str, list[int]]] = {}
+        for name, number, article in provisions:
+            if (name, number) not in read:
+                read[(name, number)] = provision_recitals(laws[name], name, number)
+            numbers_read, sentences = read[(name, number)]
             if numbers_read:
-                recitals_read.setdefault(name, {})[str(number)] = numbers_read
-                lexical_units.setdefault(article, []).extend(sentences)
+                numbers_by_act.setdefault(name, {})[str(number)] = numbers_read
+                into.setdefault(article, []).extend(sentences)
+        return numbers_by_act
+
+    recitals_read = (
+        explain((*config.parallel_provisions, *config.lexical_provisions), lexical_units)
+        if config.lexical_recitals
+        else {}
+    )
     # the recitals of the parallel provisions, as training text of the encoder only (the lexical expert reads
     # them through ``lexical_recitals``; the umbrella reader, which reads the parallel units, does not)
     explained: dict[int, list[str]] = {}
-    parallel_recitals_read: dict[str, dict[str, list[int]]] = {}
-    if config.parallel_recitals:
-        for name, number, article in config.parallel_provisions:
-            numbers_read, sentences = provision_recitals(laws[name], name, number)
-            if numbers_read:
-                parallel_recitals_read.setdefault(name, {})[str(number)] = numbers_read
-                explained.setdefault(article, []).extend(sentences)
+    parallel_recitals_read = (
+        explain(config.parallel_provisions, explained) if config.parallel_recitals else {}
+    )
 
     restated = restated_units(train_units) if config.restated else {}
 
