@@ -227,11 +227,42 @@ def obliges_public_bodies_only(law: Law, key: str) -> bool:
 
 
 def provision_duty_text(law: Law, key: str) -> str:
-    """The text that states a provision's duty: its own text when it has a modal clause, otherwise that of the
-    provision it belongs to (a point's paragraph, a paragraph's article), nearest first."""
+    """The text that states a provision's duty: its own text when it has a modal clause; for a point, the words
+    that introduce its list ("Member States shall ensure that the competent authorities … have the power to
+    subject those entities at least to:") followed by the point, when they have one — not its sibling points or
+    the sentences after the list, which may oblige someone else ("The results of any targeted security audit shall
+    be made available …"); otherwise the text of the provision it belongs to (a point's paragraph, a paragraph's
+    article), nearest first."""
     parts = key.split("/")
-    for n in range(len(parts), 0, -1):
-        text = law.text_of("/".join(parts[:n]))
+    own = law.text_of(key)
+    if _MODAL.search(own):
+        return own
+    chain = [own]
+    for n in range(len(parts) - 1, 0, -1):
+        parent = "/".join(parts[:n])
+        lead = _lead_in(law, parent)
+        if _MODAL.search(lead):
+            return "\n".join([lead, *reversed(chain)])
+        text = law.text_of(parent)
         if _MODAL.search(text):
             return text
-    return law.text_of(key)
+        if lead:
+            chain.append(lead)
+    return own
+
+
+#: the label that opens a point's text as printed in its paragraph ("(a) ", "(iv) ", "1. ")
+_POINT_LABEL = re.compile(r"(?:\(\s*[0-9a-z]{1,6}\s*\)|[0-9a-z]{1,6}[.)])\s*$", re.IGNORECASE)
+
+
+def _lead_in(law: Law, key: str) -> str:
+    """The words of provision ``key`` before its first point (its list's lead-in), or "" when it has no points or
+    the first point's text cannot be found in it."""
+    prov = law.get(key)
+    points = [c for c in law.children(key) if c.kind == "point" and c.text]
+    if not points or not prov.text:
+        return ""
+    at = prov.text.find(points[0].text)
+    if at <= 0:
+        return ""
+    return _POINT_LABEL.sub("", prov.text[:at]).strip()
