@@ -227,7 +227,8 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     from compliance.models.classifier import load
     from compliance.models.compact import heldout_figures
     from compliance.models.data import DataConfig, build_training_data
-    from compliance.models.training import get_recipe, lexical_expert
+    from compliance.models.law_prior import build_law_prior
+    from compliance.models.training import _band, get_recipe, lexical_expert, training_recital_map
     from compliance.models.umbrella import consequence_articles
     from compliance.rules.references import act_names
 
@@ -275,8 +276,26 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     cfg["recipe"]["lexical_numbers"] = recipe.lexical_numbers
     if cfg["inference"].get("lexical_weight"):
         lexical_expert(data, recipe).save(out)
+    # the law-derived article prior, as training computes it (a model trained with extra supervision has none)
+    if recipe.law_prior is not None and cfg["inference"].get("label_prior") is not None:
+        prior = build_law_prior(law, training_recital_map(recital_map, data), labels, recipe.law_prior)
+        cfg["inference"]["label_prior"] = [float(x) for x in prior.as_array()]
+        cfg["law_prior"] = prior.summary()
+        cfg["recipe"]["law_prior"] = recipe.law_prior.to_dict()
     config_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     student = load(out, device=args.device)
+    # the review band on the scores as they now are (fitted as distillation fits it)
+    cal_texts = [e.text for e in data.calibration]
+    index = {a: i for i, a in enumerate(student.labels)}
+    cal_gold = [[index[a] for a in e.labels if a in index] for e in data.calibration]
+    cal_logits = student.logits(cal_texts)
+    band = _band(
+        student.calibrate(cal_logits, lexical_log_probs=student.lexical_log_probs(cal_texts)), cal_gold
+    )
+    if list(band) != list(cfg["inference"]["review_band"]):
+        cfg["inference"]["review_band"] = list(band)
+        config_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        student = load(out, device=args.device)
     sets = {"qa": data.qa, "qr": data.qr, "calibration": data.calibration}
     metrics_path = out / "metrics.json"
     metrics = json.loads(metrics_path.read_text())
@@ -304,6 +323,8 @@ def refresh_scoring(args: argparse.Namespace) -> None:
             "lexical_provisions": lexical_provisions,
             "lexical_recitals": data.provenance.get("lexical_recitals", {}),
             "lexical_terms": {"stopwords": recipe.lexical_stopwords, "numbers": recipe.lexical_numbers},
+            "law_prior": cfg.get("law_prior"),
+            "review_band": cfg["inference"]["review_band"],
             "heldout_final_before": before,
         },
     }

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from compliance.errors import ConfigurationError
 from compliance.models.law_prior import LawPriorConfig, build_law_prior
 from tests.fixtures.classifier.tiny import RECITAL_MAP, mini_gdpr
 
@@ -33,6 +34,22 @@ def test_prior_is_a_distribution_that_favours_controller_obligations(gdpr) -> No
     assert art97["addressee"] < 0.2 and art97["citations"] == 0
     summary = prior.summary(top=5)
     assert summary["config"] == LawPriorConfig().to_dict() and 6 in summary["most_likely"]
+
+
+def test_citations_counted_from_what_controllers_do(gdpr) -> None:  # type: ignore[no-untyped-def]
+    """The default counts the references in provisions that oblige the regulated; ``cited_by="all"`` is the prior
+    of the models before it, and a stored configuration without the field reads as that."""
+    law, rmap = gdpr
+    labels = list(range(1, 100))
+    regulated = build_law_prior(law, rmap, labels, LawPriorConfig(1, 2, 2))
+    every = build_law_prior(law, rmap, labels, LawPriorConfig(1, 2, 2, cited_by="all"))
+    assert regulated.explain(63)["citations"] < every.explain(63)["citations"]
+    assert regulated.as_array()[63 - 1] < every.as_array()[63 - 1]  # the consistency mechanism: the Board's
+    assert regulated.explain(6)["citations"] >= 8
+    assert LawPriorConfig.from_dict({"addressee": 1, "citations": 2, "recitals": 2}).cited_by == "all"
+    assert LawPriorConfig.from_dict(regulated.config.to_dict()) == regulated.config
+    with pytest.raises(ConfigurationError):
+        LawPriorConfig(cited_by="authorities")
 
 
 def test_zero_weights_give_a_uniform_prior() -> None:

@@ -194,7 +194,12 @@ def test_model_carries_the_law_prior(trained: tuple[Path, dict]) -> None:
     path, _ = trained
     cfg = json.loads((path / "config.json").read_text())
     assert cfg["format_version"] == 4
-    assert cfg["recipe"]["law_prior"] == {"addressee": 2.0, "citations": 1.0, "recitals": 2.0}
+    assert cfg["recipe"]["law_prior"] == {
+        "addressee": 2.0,
+        "citations": 1.0,
+        "recitals": 2.0,
+        "cited_by": "regulated",
+    }
     assert cfg["law_prior"]["most_likely"]
     prior = np.asarray(cfg["inference"]["label_prior"])
     assert prior.shape == (5,) and np.isclose(prior.sum(), 1.0)

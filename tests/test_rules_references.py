@@ -44,6 +44,22 @@ def test_gdpr_citation_graph(gdpr_xml: Path) -> None:
     assert set(counts) <= set(range(1, 100))
 
 
+def test_gdpr_citations_from_what_controllers_do(gdpr_xml: Path) -> None:
+    """Counted only where they stand in a provision that does not oblige public bodies alone (each point read with
+    its list's lead-in), the references to the consistency mechanism and to processors are mostly the authorities'
+    and the Board's business; lawfulness and the rights stay referred to throughout."""
+    from compliance.rules import parse_formex
+
+    law = parse_formex(gdpr_xml.read_bytes(), source=str(gdpr_xml))
+    every, regulated = citation_counts(law), citation_counts(law, regulated_only=True)
+    # Art. 63 (consistency mechanism): from the authorities' adoption of clauses, codes, BCRs, mutual assistance …
+    assert every[63] >= 10 and regulated[63] <= 4
+    # Art. 28 (processor): 57(1)(j), 58(3)(g) and 64(1)(d) are the authorities' and the Board's; 83(4)(a) is not
+    assert every[28] == 4 and regulated[28] == 1
+    assert regulated[6] >= 8 and all(regulated[a] >= 3 for a in range(15, 23))
+    assert all(regulated[a] <= every[a] for a in every)
+
+
 GDPR_NAMES = ("General Data Protection Regulation", "GDPR", "2016/679")
 
 

@@ -134,7 +134,7 @@ def build_query_sets(
 def _law_prior_config(classifier: ArticleClassifier | None) -> LawPriorConfig:
     """The law-prior weights a model was trained with (the default ones for baselines-only runs)."""
     stored = classifier.meta.get("recipe", {}).get("law_prior") if classifier is not None else None
-    return LawPriorConfig(**stored) if stored else LawPriorConfig()
+    return LawPriorConfig.from_dict(stored) if stored else LawPriorConfig()
 
 
 def evaluate(

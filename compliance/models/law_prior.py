@@ -10,7 +10,11 @@ say how broadly an article applies, without any labelled case data:
   States, the Commission, the Board or supervisory authorities: ``(1 + actor mentions) / (1 + actor mentions +
   institution mentions)``;
 * **citations** — how many other articles refer to it (``1 +`` the in-degree of the citation graph; Articles 6, 9
-  and the rights of Chapter III are referred to throughout);
+  and the rights of Chapter III are referred to throughout), counting by default only the references that stand in
+  a provision not addressed to public bodies alone (``cited_by="regulated"``): the supervisory authorities'
+  tasks, the Board's and the Commission's refer to the consistency mechanism, codes of conduct and certification
+  over and over, which says what the authorities deal with, not what controllers do (``"all"``: every reference,
+  the models before session 40);
 * **recitals** — how many recitals explain it (``1 +`` its recitals in the article ↔ recital map; the legislator
   wrote fifteen recitals on Art. 6 and none on Art. 99).
 
@@ -25,9 +29,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
+from compliance.errors import ConfigurationError
 from compliance.rules.corpus import Law
 from compliance.rules.references import citation_counts
 
@@ -46,8 +52,23 @@ class LawPriorConfig:
     addressee: float = 2.0
     citations: float = 1.0
     recitals: float = 2.0
+    #: which references the citations signal counts: ``"regulated"`` (those in provisions that oblige the
+    #: regulated, :func:`compliance.rules.references.citation_counts`) or ``"all"``
+    cited_by: str = "regulated"
 
-    def to_dict(self) -> dict[str, float]:
+    def __post_init__(self) -> None:
+        if self.cited_by not in ("regulated", "all"):
+            raise ConfigurationError(
+                f"law prior: cited_by must be 'regulated' or 'all', not {self.cited_by!r}"
+            )
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> LawPriorConfig:
+        """A stored configuration; one without ``cited_by`` was written before it existed and counted every
+        reference."""
+        return cls(**{"cited_by": "all", **stored})
+
+    def to_dict(self) -> dict[str, float | str]:
         return asdict(self)
 
 
@@ -103,7 +124,7 @@ def build_law_prior(
         for a in law.articles
         if a.number and a.number.isdigit()
     }
-    cites = citation_counts(law)
+    cites = citation_counts(law, regulated_only=cfg.cited_by == "regulated")
     rmap = recital_map or {}
     addressee: list[float] = []
     n_cites: list[int] = []

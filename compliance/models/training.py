@@ -147,7 +147,7 @@ _R_LITERAL = Recipe(
     epochs=2,
     freeze_layers=0,
     soup=3,
-    law_prior=LawPriorConfig(addressee=1, citations=1, recitals=1),
+    law_prior=LawPriorConfig(addressee=1, citations=1, recitals=1, cited_by="all"),
 )
 #: ... and every training sentence also restated in a policy's words ("we", "supplier", "privacy notice",
 #: "must"; compliance.models.restate), from the GDPR's own text alone: the default since 26 November 2026, its
@@ -159,7 +159,9 @@ _R_LITERAL = Recipe(
 #: controls"); since 27 November 2026 the recitals that explain NIS2 Art. 21 (77-89) are in Art. 32's lexical
 #: document as well (DataConfig.lexical_recitals), and since 27 November 2026 (session 39) training text of
 #: Art. 32's encoder group too (DataConfig.parallel_recitals: docs/classifier.md, "The recitals of NIS2's
-#: Art. 21 for the encoder")
+#: Art. 21 for the encoder"); since 27 November 2026 (session 40) the law prior's citations signal counts only
+#: the references in provisions that oblige the regulated, not the authorities' and the Board's tasks
+#: (docs/classifier.md, "The law prior counts what controllers are referred to")
 _R = replace(
     _R_LITERAL,
     name="r",
@@ -185,6 +187,12 @@ RECIPES: dict[str, Recipe] = {
     # document only, not in its encoder group (docs/classifier.md, "The recitals of NIS2's Art. 21 for the encoder")
     "r-lexical-recitals": replace(
         _R, name="r-lexical-recitals", data=replace(_R.data, parallel_recitals=False)
+    ),
+    # ``r`` as it was until session 40: the law prior's citations signal counts every reference, the supervisory
+    # authorities' and the Board's tasks included (docs/classifier.md, "The law prior counts what controllers are
+    # referred to")
+    "r-all-citations": replace(
+        _R, name="r-all-citations", law_prior=replace(_R.law_prior, cited_by="all") if _R.law_prior else None
     ),
     # ``r-literal`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title) as
     # further training text of that article (needs the LED law pack: docs/classifier.md, "Training text from

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -74,15 +74,48 @@ def article_references(text: str, valid: Iterable[int] | None = None) -> set[int
     return found if keep is None else found & keep
 
 
-def citation_counts(law: Law) -> Counter[int]:
-    """How many *other* articles of ``law`` refer to each article (the in-degree of the citation graph)."""
+def citation_counts(law: Law, *, regulated_only: bool = False) -> Counter[int]:
+    """How many *other* articles of ``law`` refer to each article (the in-degree of the citation graph).
+
+    ``regulated_only``: count a reference only where it stands in a provision that does not oblige public bodies
+    only (:func:`compliance.rules.addressees.obliges_public_bodies_only`; each point on its own, read with the words
+    that introduce its list, and the rest of a paragraph apart). The GDPR's Art. 63 (consistency mechanism) is
+    referred to by twelve articles, nine of them in what the supervisory authorities and the Board do; Art. 28
+    (processors) by four, three of them in the Commission's and the authorities' tasks. Read so, the in-degree says
+    how often the law brings an article into what controllers and processors do.
+    """
     articles = {int(a.number): a for a in law.articles if a.number and a.number.isdigit()}
     counts: Counter[int] = Counter()
     for number, art in articles.items():
-        for ref in article_references(law.text_of(art.key), articles):
+        if regulated_only:
+            from compliance.rules.addressees import obliges_public_bodies_only
+
+            refs: set[int] = set()
+            for key, text in _smallest_provisions(law, art.key):
+                if not obliges_public_bodies_only(law, key):
+                    refs |= article_references(text, articles)
+        else:
+            refs = article_references(law.text_of(art.key), articles)
+        for ref in refs:
             if ref != number:
                 counts[ref] += 1
     return counts
+
+
+def _smallest_provisions(law: Law, key: str) -> Iterator[tuple[str, str]]:
+    """``(key, text)`` of the provisions under ``key`` that have none under them (points, paragraphs without
+    points), and of what a provision says beside them (a list's lead-in, a sentence after it), under its own key."""
+    provision = law.get(key)
+    parts = [c for c in law.children(key) if c.kind in ("paragraph", "point")]
+    if not parts:
+        yield key, law.text_of(key)
+        return
+    rest = provision.text
+    for part in parts:
+        rest = rest.replace(part.text, " ") if part.text else rest
+        yield from _smallest_provisions(law, part.key)
+    if rest.strip():
+        yield key, rest
 
 
 # another act named by its number: "Regulation (EU) 2016/679", "Directive 2002/58/EC", "Regulation (EU) No 910/2014",
