@@ -161,7 +161,7 @@ _R_LITERAL = Recipe(
 #: Art. 32's encoder group too (DataConfig.parallel_recitals: docs/classifier.md, "The recitals of NIS2's
 #: Art. 21 for the encoder"); since 27 November 2026 (session 40) the law prior's citations signal counts only
 #: the references in provisions that oblige the regulated, not the authorities' and the Board's tasks
-#: (docs/classifier.md, "The law prior counts what controllers are referred to")
+#: (docs/classifier.md, "The law prior counts the references in what controllers do")
 _R = replace(
     _R_LITERAL,
     name="r",
@@ -189,8 +189,8 @@ RECIPES: dict[str, Recipe] = {
         _R, name="r-lexical-recitals", data=replace(_R.data, parallel_recitals=False)
     ),
     # ``r`` as it was until session 40: the law prior's citations signal counts every reference, the supervisory
-    # authorities' and the Board's tasks included (docs/classifier.md, "The law prior counts what controllers are
-    # referred to")
+    # authorities' and the Board's tasks included (docs/classifier.md, "The law prior counts the references in what
+    # controllers do")
     "r-all-citations": replace(
         _R, name="r-all-citations", law_prior=replace(_R.law_prior, cited_by="all") if _R.law_prior else None
     ),

@@ -81,8 +81,9 @@ def citation_counts(law: Law, *, regulated_only: bool = False) -> Counter[int]:
     only (:func:`compliance.rules.addressees.obliges_public_bodies_only`; each point on its own, read with the words
     that introduce its list, and the rest of a paragraph apart). The GDPR's Art. 63 (consistency mechanism) is
     referred to by twelve articles, nine of them in what the supervisory authorities and the Board do; Art. 28
-    (processors) by four, three of them in the Commission's and the authorities' tasks. Read so, the in-degree says
-    how often the law brings an article into what controllers and processors do.
+    (processors) by four, three of them in the authorities' tasks and powers and the Board's opinions on the
+    standard clauses of its paragraph 8. Read so, the in-degree says how often the law brings an article into what
+    controllers and processors do.
     """
     articles = {int(a.number): a for a in law.articles if a.number and a.number.isdigit()}
     counts: Counter[int] = Counter()
