@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from compliance.rules.addressees import obliges_public_bodies_only
 from compliance.rules.corpus import Law
 
 __all__ = [
@@ -89,8 +90,6 @@ def citation_counts(law: Law, *, regulated_only: bool = False) -> Counter[int]:
     counts: Counter[int] = Counter()
     for number, art in articles.items():
         if regulated_only:
-            from compliance.rules.addressees import obliges_public_bodies_only
-
             refs: set[int] = set()
             for key, text in _smallest_provisions(law, art.key):
                 if not obliges_public_bodies_only(law, key):
