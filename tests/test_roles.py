@@ -228,6 +228,45 @@ def test_a_sentence_that_says_where_the_rules_are_kept_is_a_reference() -> None:
     assert np.asarray(document_features(staff))[0, FEATURE_NAMES.index("cue_reference")] == 0
 
 
+SELF_DESCRIPTION_DOC = b"""# Records Retention Standard
+
+## 2. Retention periods
+
+2.1 The table below gives the retention period of each type of record. Where it conflicts with a contract, the contract prevails.
+
+2.2 Records are kept for the period given in the table below and then destroyed within one month.
+
+| Record | Retention |
+| --- | --- |
+| Payroll records | 7 years after the tax year |
+| Job applications | 6 months after the decision |
+
+## 3. Exceptions
+
+This section explains how a department asks to keep records for longer.
+
+3.1 Requests to keep records beyond their period are approved by the Records Manager and logged in the exceptions register.
+"""
+
+
+def test_a_sentence_about_the_document_itself_is_a_description() -> None:
+    """ "3.5.1 The table below summarises the rules for each marketing channel" was read as a statement and mapped
+    (the last linked description of the sample policies): a sentence whose subject is a part of the document (a
+    table, a section) says what the document holds. A control that points to the same table stays a statement."""
+    doc = parse_bytes(SELF_DESCRIPTION_DOC, "retention.md")
+    roles = _roles(doc)
+    by_start = {t.split(" ", 1)[0] if t[0].isdigit() else t[:12]: r for t, r in roles.items()}
+    assert by_start["2.1"] == "description"
+    assert by_start["2.2"] == "statement"
+    assert by_start["This section"] == "description"
+    assert by_start["3.1"] == "statement"
+    cue = np.asarray(document_features(doc))[:, FEATURE_NAMES.index("cue_self_description")]
+    starts = [p.text[:12] for p in doc.paragraphs]
+    assert {s: c > 0 for s, c in zip(starts, cue, strict=True)} == {
+        s: s.startswith(("2.1 ", "This section")) for s in starts
+    }
+
+
 LEAD_IN_DOC = [
     Block("heading", "Data Processing Addendum", level=0),
     Block("heading", "A. Processor obligations", level=1),

@@ -141,6 +141,15 @@ _CUES: dict[str, re.Pattern[str]] = {
         r"introduction|background|in order to|helps?)\b",
         re.IGNORECASE,
     ),
+    # a sentence whose subject is a part of the document itself ("The table below summarises …", "This section
+    # describes …", "The following table lists …"): it says what the document holds, not what anyone does
+    "cue_self_description": re.compile(
+        r"(?:^|[.!?:]\s+)(?:[\d.]+\s+)?(?:the|this|these) (?:following )?(?:tables?|sections?|annex(?:es)?|appendix|"
+        r"appendices|chapters?|figures?|diagrams?|lists?|matri(?:x|ces)|schedules?)(?: below| above| that follows?)? "
+        r"(?:summari[sz]es|lists|shows|sets out|describes|explains|gives|provides|contains|outlines|presents|"
+        r"illustrates|defines|records|identifies|specifies)\b",
+        re.IGNORECASE,
+    ),
     "cue_example": re.compile(
         r"\b(for example|e\.g\.|such as|in \d{4}|most|many|often|usually)\b", re.IGNORECASE
     ),
