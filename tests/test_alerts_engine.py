@@ -505,3 +505,87 @@ def test_a_control_that_reads_like_any_law_ranks_lower_its_decision_unchanged(
     assert corrected[para[MARKETING]].rank > corrected[para[COOKIE]].rank
     with pytest.raises(ConfigurationError, match="background_weight"):
         AlertConfig(background_weight=2.0)
+
+
+COOKIE_TABLE = """# Cookie Register
+
+## Cookies on our websites
+
+| Cookie | What it stores on the visitor's device | Consent |
+| --- | --- | --- |
+| _ga | An analytics cookie stored on the visitor's terminal equipment | Set only after the visitor accepts cookies |
+| _fbp | An advertising cookie stored on the visitor's terminal equipment | Set only after the visitor accepts cookies |
+| _hjid | An analytics cookie stored on the visitor's terminal equipment | Set only after the visitor accepts cookies |
+
+## Newsletter
+
+Marketing e-mails are sent only to customers who opted in, and every newsletter carries an unsubscribe link.
+
+## Other rules
+
+Backups of the web servers are taken every night and restored once a quarter as a test.
+
+Visitors to the office sign in at reception and are accompanied at all times.
+
+Laptops are encrypted and lock their screens after five minutes without use.
+
+New employees complete the security awareness course in their first week.
+
+Supplier invoices are approved by the budget holder before they are paid.
+"""
+
+
+def test_a_table_raises_one_alert_its_other_rows_are_kept_for_review(
+    store: Any, loaded: dict[str, Any], tmp_path: Path, decision: Any
+) -> None:
+    """The rows of a cookie register repeat their column labels and resemble the cookie rule together: by default
+    the best row raises the table's alert and the others become review items that name it; with
+    ``one_alert_per_table=False`` each row raises its own. Paragraphs outside tables are not affected."""
+    from compliance.connectors import parse_bytes
+    from compliance.search import LawSearch
+
+    store.save_document(parse_bytes(COOKIE_TABLE.encode(), "cookie-register.md"))
+    search = LawSearch(
+        store, index_dir=tmp_path / "idx-with-table"
+    )  # dense: BM25 denoises the rows' shared words
+    rows = [p.id for p in store.iter_paragraphs() if p.kind == "table-row"]
+    newsletter = next(
+        p.id
+        for p in store.iter_paragraphs()
+        if p.text.startswith("Marketing e-mails are sent only to customers")
+    )
+    assert len(rows) == 3
+    runs = {
+        every: run_alerts(
+            store,
+            "minicookie",
+            config=AlertConfig(one_alert_per_table=not every),
+            decision=decision,
+            search=search,
+        )
+        for every in (True, False)
+    }
+    each = {a.paragraph_id: a for a in runs[True].alerts}
+    assert all(each[r].decision == "alert" for r in rows)  # alike enough that each row alone raises one
+    grouped = {a.paragraph_id: a for a in runs[False].alerts}
+    alerted = [r for r in rows if grouped[r].decision == "alert"]
+    assert len(alerted) == 1
+    for r in rows:
+        assert grouped[r].score == pytest.approx(each[r].score)
+        if r != alerted[0]:
+            assert grouped[r].decision == "review"
+            assert grouped[r].evidence["same_table_as"] == alerted[0]
+            assert grouped[r].rank > grouped[alerted[0]].rank
+    assert grouped[newsletter].decision == each[newsletter].decision == "alert"
+    assert "same_table_as" not in grouped[newsletter].evidence
+
+    from compliance.cli import cli
+
+    kept = next(
+        a
+        for a in store.list_alerts(run_id=runs[False].run_id)
+        if a.paragraph_id in rows and a.paragraph_id != alerted[0]
+    )
+    out = CliRunner().invoke(cli, ["alerts", "show", str(kept.id), "--database", store.url])
+    assert out.exit_code == 0, out.output
+    assert f"one alert per table: its best row, paragraph {alerted[0]}, stands for it" in out.output

@@ -21,8 +21,8 @@ articles whose text changed (provision key + text hash against the previous stor
    article passage closest to it in the same embedding space, read from the law itself (``recital_articles``)
    — and keeps the recital as ``evidence.explained_by``: recitals explain, articles oblige.
 3. **Decision.** The provision score is compared with the model's calibrated threshold and abstain band:
-   ``alert`` at or above the threshold, ``review`` in the band, dropped below; one alert per control paragraph.
-   A per-run budget (``alert_budget``, ``review_budget``: a count or a share of the controls searched) turns the
+   ``alert`` at or above the threshold, ``review`` in the band, dropped below; one alert per control paragraph,
+   and one per table (``one_alert_per_table``: the table's other rows become review items). A per-run budget (``alert_budget``, ``review_budget``: a count or a share of the controls searched) turns the
    alerts beyond it into review items and drops the review items beyond its own.
 4. **Storage.** Alerts (and review-band alerts, ``evidence.decision == "review"``) are stored ranked, linked to
    the run, each with an ``evidence`` object: best provision (key, title, snippet), paragraph snippet and
@@ -35,7 +35,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -135,6 +135,12 @@ class AlertConfig:
             resembles this act in particular (docs/alerts.md). The decision (alert, review, drop) stays the
             calibrated provision score's; the budget then keeps the best ranked. 0: no correction.
         background_units: at most this many units of that text, evenly spaced (None: all of them).
+        one_alert_per_table: the rows of one table (table rows of one document version under one heading) raise
+            one alert, its best row's; the table's other rows that would raise one become review items
+            (``evidence.same_table_as``: the best row, which the alert budget may in turn make a review item) and
+            are ranked among them. A register, a schedule or a
+            matrix repeats its column labels in every row, so its rows resemble the same provisions together, and
+            an officer acts on the table once (docs/alerts.md, *One alert per table*). False: every row alone.
         alert_budget: at most this many ``alert`` decisions per run; the rest, in rank order, become review
             items. A float in (0, 1] is a share of the control paragraphs searched (default 0.2; at least
             ``min_budget``); None: no budget.
@@ -165,6 +171,7 @@ class AlertConfig:
     background_acts: tuple[str, ...] = DEFAULT_BACKGROUND_ACTS
     background_weight: float = 0.5
     background_units: int | None = DEFAULT_BACKGROUND_UNITS
+    one_alert_per_table: bool = True
     alert_budget: float | None = 0.2
     review_budget: float | None = 0.2
     min_budget: int = 10
@@ -706,6 +713,8 @@ def _decide(
         out.append(ProposedAlert(para.id, key, fused, str(evidence["decision"]), 0, evidence))
     # alerts before review items, each by fused score
     out.sort(key=lambda a: (a.decision != "alert", -a.score, a.paragraph_id))
+    if config.one_alert_per_table:
+        out = _one_alert_per_table(out, paragraphs)
     out = _apply_budget(out, searched, config)
     if config.max_alerts is not None:
         out = out[: config.max_alerts]
@@ -879,6 +888,30 @@ def _within_article(best: int, owners: Sequence[str], cosines: np.ndarray, lexic
     span = float(cos.max() - cos.min()) or 1.0
     mixed = 0.5 * bm25 / float(bm25.max()) + 0.5 * (cos - cos.min()) / span
     return rows[int(np.argmax(mixed))]
+
+
+def _one_alert_per_table(
+    out: list[ProposedAlert], paragraphs: Mapping[int, StoredParagraph]
+) -> list[ProposedAlert]:
+    """``out`` (alerts before review items, each best first) with one alert per table: a table row whose table
+    (its document version and heading path) already raised an alert becomes a review item that names that row
+    (``evidence.same_table_as``); alerts first, then review items, each by score again."""
+    alerted: dict[tuple[int, tuple[str, ...]], int] = {}
+    kept: list[ProposedAlert] = []
+    for a in out:
+        para = paragraphs.get(a.paragraph_id)
+        if a.decision != "alert" or para is None or para.kind != "table-row":
+            kept.append(a)
+            continue
+        table = (para.version_id, tuple(para.heading_path))
+        first = alerted.setdefault(table, a.paragraph_id)
+        if first == a.paragraph_id:
+            kept.append(a)
+        else:
+            evidence = {**a.evidence, "decision": "review", "same_table_as": first}
+            kept.append(ProposedAlert(a.paragraph_id, a.provision_key, a.score, "review", 0, evidence))
+    kept.sort(key=lambda a: (a.decision != "alert", -a.score, a.paragraph_id))
+    return kept
 
 
 def _apply_budget(out: list[ProposedAlert], searched: int, config: AlertConfig) -> list[ProposedAlert]:

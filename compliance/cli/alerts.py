@@ -174,6 +174,11 @@ def show(alert_id: int, database_url: str | None, as_json: bool) -> None:
         )
     if ev.get("over_budget"):
         click.echo("  budget:     over the run's alert budget, kept for review")
+    if ev.get("same_table_as") is not None:
+        click.echo(
+            f"  table:      one alert per table: its best row, paragraph {ev['same_table_as']}, stands for it; "
+            "this row is kept for review"
+        )
     click.echo(f"  terms:      {', '.join(ev.get('shared_terms', [])) or '-'}")
     scores = ev.get("scores", {})
     click.echo(
@@ -245,6 +250,12 @@ def ack(
     help="How much a control's closeness to legal text of other fields lowers its rank (a row that reads like "
     "any law ranks below one that reads like this act). 0 turns it off. Default 0.5.",
 )
+@click.option(
+    "--every-table-row",
+    is_flag=True,
+    help="Let every row of a table raise its own alert (default: one alert per table, its best row; the "
+    "table's other rows become review items).",
+)
 @database_option
 @json_option
 def run(
@@ -259,6 +270,7 @@ def run(
     alert_budget: str | None,
     review_budget: str | None,
     background_weight: float | None,
+    every_table_row: bool,
     database_url: str | None,
     as_json: bool,
 ) -> None:
@@ -272,6 +284,7 @@ def run(
         alert_budget=defaults.alert_budget if alert_budget is None else parse_budget(alert_budget),
         review_budget=defaults.review_budget if review_budget is None else parse_budget(review_budget),
         background_weight=defaults.background_weight if background_weight is None else background_weight,
+        one_alert_per_table=not every_table_row,
     )
 
     outcome = run_law_alerts(
