@@ -21,6 +21,7 @@ from compliance.connectors.roles import (
     RoleContext,
     RoleModel,
     assign_roles,
+    certain_role,
     default_role_model,
     document_features,
     is_lead_in,
@@ -196,6 +197,36 @@ def test_a_revision_history_and_a_change_log_are_metadata() -> None:
         1.0,
         1.0,
     ]
+
+
+def test_a_row_of_a_version_table_is_metadata_by_structure() -> None:
+    """A held-out procedure's "Version: 1.2; Date: 2025-01-20; Changed by: Platform Team; Description of change:
+    Critical patches now deployed within 7 days" was read as a statement and mapped to Art. 5, 32 and 33. A row
+    whose columns all name document metadata, one of them a version and one a date, is an entry of the document's
+    history, certain without the model; a register with a version column beside its own columns is not."""
+    doc = parse_bytes(
+        b"""# Patching Procedure
+
+## Revision history
+
+| Version | Date | Changed by | Description of change |
+| --- | --- | --- | --- |
+| 3.0 | 2026-02-01 | Infrastructure | Servers are patched within 48 hours of a critical advisory. |
+
+## Approved software
+
+| Software | Version | Date approved | Owner |
+| --- | --- | --- | --- |
+| Web browser | 121 | 2026-01-10 | Workplace team |
+""",
+        "patching.md",
+    )
+    rows = [p for p in doc.paragraphs if p.kind == "table-row"]
+    assert [p.text.split(";")[0] for p in rows] == ["Version: 3.0", "Software: Web browser"]
+    context = RoleContext.from_documents([doc])
+    assert certain_role(doc, rows[0], context) == "metadata"
+    assert certain_role(doc, rows[1], context) is None  # the model decides
+    assert rows[0].role == "metadata"
 
 
 POINTER_DOC = b"""# Physical Security Standard

@@ -10,8 +10,9 @@ law articles and indexed as controls by default.
 How a role is decided, in order:
 
 1. **Certain structure wins** (:func:`certain_role`): a heading paragraph is a ``heading``; a role a connector set
-   from the layout (a page header or footer found by its position) stays; a bare page number is ``furniture``;
-   and a short line that recurs at the edge of pages or documents across a batch (the same running header in
+   from the layout (a page header or footer found by its position) stays; a bare page number is ``furniture``; a
+   table row whose columns all name document metadata, a version and a date among them, is ``metadata`` (an
+   entry of the revision history, however its change is worded); and a short line that recurs at the edge of pages or documents across a batch (the same running header in
    every single-page PDF of a folder), with no obligation in it, is ``furniture``.
 2. **A small trained model** (:class:`RoleModel`) decides the rest: multinomial logistic regression over cheap
    features of the paragraph and its place (:func:`paragraph_features`: table position, key:value shape and the
@@ -103,6 +104,10 @@ _HISTORY_KEY_RE = re.compile(
     r"july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? \d{4}\b)",
     re.IGNORECASE,
 )
+
+
+_VERSION_KEY_RE = re.compile(r"\b(?:version|revision|rev|issue)\b", re.IGNORECASE)
+_DATE_KEY_RE = re.compile(r"\b(?:date|dated|approved on|effective)\b", re.IGNORECASE)
 
 
 def _metadata_key(key: str) -> bool:
@@ -408,6 +413,8 @@ def certain_role(
     text = para.text.strip()
     if _PAGE_RE.match(text):
         return "furniture"
+    if para.kind == "table-row" and _is_revision_row(text):
+        return "metadata"
     edges = _page_edges(doc) if edges is None else edges
     shared = context.documents_with(text)
     if (
@@ -422,6 +429,21 @@ def certain_role(
     ):
         return "furniture"  # the same short line at the edge of the pages of most documents of the batch
     return None
+
+
+def _is_revision_row(text: str) -> bool:
+    """Whether a table row is an entry of a revision history or document-control table: three or more columns,
+    every column label names document metadata (:func:`_metadata_key`), one a version and one a date ("Version: 1.2;
+    Date: 2025-01-20; Changed by: Platform Team; Description of change: Critical patches now deployed within 7
+    days"). What the entry says changed is metadata however it is worded; a register with a "Version" column
+    beside columns of its own ("Software: …; Version: …; Date: …") is not."""
+    keys = [k.strip() for k in _PAIR_RE.findall(text)]
+    return (
+        len(keys) >= 3
+        and all(map(_metadata_key, keys))
+        and any(_VERSION_KEY_RE.search(k) for k in keys)
+        and any(_DATE_KEY_RE.search(k) for k in keys)
+    )
 
 
 # -- the model ----------------------------------------------------------------------------------------------------
