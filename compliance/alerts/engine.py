@@ -22,8 +22,9 @@ articles whose text changed (provision key + text hash against the previous stor
    — and keeps the recital as ``evidence.explained_by``: recitals explain, articles oblige.
 3. **Decision.** The provision score is compared with the model's calibrated threshold and abstain band:
    ``alert`` at or above the threshold, ``review`` in the band, dropped below; one alert per control paragraph,
-   and one per table (``one_alert_per_table``: the table's other rows become review items). A per-run budget (``alert_budget``, ``review_budget``: a count or a share of the controls searched) turns the
-   alerts beyond it into review items and drops the review items beyond its own.
+   and one per table (``one_alert_per_table``: the table's other rows become review items). A per-run budget
+   (``alert_budget``, ``review_budget``: a count or a share of the controls searched) turns the alerts beyond it
+   into review items and drops the review items beyond its own.
 4. **Storage.** Alerts (and review-band alerts, ``evidence.decision == "review"``) are stored ranked, linked to
    the run, each with an ``evidence`` object: best provision (key, title, snippet), paragraph snippet and
    document, shared salient terms, scores per method, the decision and the threshold used.
@@ -138,9 +139,9 @@ class AlertConfig:
         one_alert_per_table: the rows of one table (table rows of one document version under one heading) raise
             one alert, its best row's; the table's other rows that would raise one become review items
             (``evidence.same_table_as``: the best row, which the alert budget may in turn make a review item) and
-            are ranked among them. A register, a schedule or a
-            matrix repeats its column labels in every row, so its rows resemble the same provisions together, and
-            an officer acts on the table once (docs/alerts.md, *One alert per table*). False: every row alone.
+            are ranked among them. A register, a schedule or a matrix repeats its column labels in every row, so
+            its rows resemble the same provisions together, and an officer acts on the table once (docs/alerts.md,
+            *One alert per table*). False: every row alone.
         alert_budget: at most this many ``alert`` decisions per run; the rest, in rank order, become review
             items. A float in (0, 1] is a share of the control paragraphs searched (default 0.2; at least
             ``min_budget``); None: no budget.

@@ -12,8 +12,9 @@ How a role is decided, in order:
 1. **Certain structure wins** (:func:`certain_role`): a heading paragraph is a ``heading``; a role a connector set
    from the layout (a page header or footer found by its position) stays; a bare page number is ``furniture``; a
    table row whose columns all name document metadata, a version and a date among them, is ``metadata`` (an
-   entry of the revision history, however its change is worded); and a short line that recurs at the edge of pages or documents across a batch (the same running header in
-   every single-page PDF of a folder), with no obligation in it, is ``furniture``.
+   entry of the revision history, however its change is worded); and a short line that recurs at the edge of
+   pages or documents across a batch (the same running header in every single-page PDF of a folder), with no
+   obligation in it, is ``furniture``.
 2. **A small trained model** (:class:`RoleModel`) decides the rest: multinomial logistic regression over cheap
    features of the paragraph and its place (:func:`paragraph_features`: table position, key:value shape and the
    keys used, placeholders, modal verbs, cue words, the section it sits in, repetition across pages and across
