@@ -229,6 +229,32 @@ def test_a_row_of_a_version_table_is_metadata_by_structure() -> None:
     assert rows[0].role == "metadata"
 
 
+def test_a_recovery_time_objective_is_not_a_purpose() -> None:
+    """ "7.1 Each critical process has a business continuity plan … a recovery time objective of eight hours and a
+    recovery point objective of one hour." was read as a description: "objective" counted as a purpose cue. A
+    recovery time or point objective is a target; the purpose of a document still is one."""
+    cue = FEATURE_NAMES.index("cue_purpose")
+    doc = parse_bytes(
+        b"""# Continuity Standard
+
+## 1. Objective
+
+The objective of this standard is to keep critical services running through a disruption.
+
+## 2. Recovery
+
+2.1 The payroll system has a recovery time objective of four hours and a recovery point objective of fifteen minutes.
+""",
+        "continuity.md",
+    )
+    features = np.asarray(document_features(doc))[:, cue]
+    roles = _roles(doc)
+    purpose = next(i for i, p in enumerate(doc.paragraphs) if p.text.startswith("The objective"))
+    target = next(i for i, p in enumerate(doc.paragraphs) if p.text.startswith("2.1"))
+    assert features[purpose] > 0 and features[target] == 0
+    assert roles[doc.paragraphs[target].text] == "statement"
+
+
 POINTER_DOC = b"""# Physical Security Standard
 
 ## Camera surveillance

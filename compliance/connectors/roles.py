@@ -143,7 +143,9 @@ _CUES: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     "cue_purpose": re.compile(
-        r"\b(purpose|aims?|describes|explains|summari[sz]es|sets out|applies to|is intended|objective|overview|"
+        # "objective", but not a recovery time or point objective (a target a control sets, not a purpose)
+        r"\b(purpose|aims?|describes|explains|summari[sz]es|sets out|applies to|is intended|"
+        r"(?<!time )(?<!point )objective|overview|"
         r"introduction|background|in order to|helps?)\b",
         re.IGNORECASE,
     ),
