@@ -69,6 +69,8 @@ def test_alerts_rank_the_concerned_controls(store: Any, loaded: dict[str, Any], 
     assert ev["scores"]["link"] >= decision.threshold
     assert set(ev["scores"]) >= {"link", "law", "fused", "retrieval_provision", "retrieval_law"}
     assert "terminal equipment" in ev["provision_snippet"]
+    # the provision's own text; its title is shown apart
+    assert not ev["provision_snippet"].startswith(ev["provision_title"])
     assert ev["document"].endswith("controls.txt")
 
     run = store.get_run(result.run_id)

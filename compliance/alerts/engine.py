@@ -684,7 +684,8 @@ def _decide(
             "article_key": article,
             "provision_title": prov.title or law.get(article).title or "",
             "provision_snippet": snippet(
-                texts[best] if explained_by is None else article_text, config.snippet_chars
+                _passage_body(texts[best] if explained_by is None else article_text, law.get(article).title),
+                config.snippet_chars,
             ),
             "explained_by": explained_by,
             "provisions": listed,
@@ -889,6 +890,14 @@ def _within_article(best: int, owners: Sequence[str], cosines: np.ndarray, lexic
     span = float(cos.max() - cos.min()) or 1.0
     mixed = 0.5 * bm25 / float(bm25.max()) + 0.5 * (cos - cos.min()) / span
     return rows[int(np.argmax(mixed))]
+
+
+def _passage_body(passage: str, title: str | None) -> str:
+    """A passage's text without the article title it starts with (a point's passage reads "Exceptions the
+    elimination of …"; the title is shown apart, as ``provision_title``)."""
+    if title and passage.startswith(title) and passage[len(title) : len(title) + 1].isspace():
+        return passage[len(title) :].lstrip()
+    return passage
 
 
 def _one_alert_per_table(
