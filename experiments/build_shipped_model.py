@@ -228,7 +228,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     from compliance.models.compact import heldout_figures
     from compliance.models.data import DataConfig, build_training_data
     from compliance.models.law_prior import build_law_prior
-    from compliance.models.training import _band, get_recipe, lexical_expert, training_recital_map
+    from compliance.models.training import calibration_band, get_recipe, lexical_expert, training_recital_map
     from compliance.models.umbrella import consequence_articles
     from compliance.rules.references import act_names
 
@@ -285,13 +285,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     config_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     student = load(out, device=args.device)
     # the review band on the scores as they now are (fitted as distillation fits it)
-    cal_texts = [e.text for e in data.calibration]
-    index = {a: i for i, a in enumerate(student.labels)}
-    cal_gold = [[index[a] for a in e.labels if a in index] for e in data.calibration]
-    cal_logits = student.logits(cal_texts)
-    band = _band(
-        student.calibrate(cal_logits, lexical_log_probs=student.lexical_log_probs(cal_texts)), cal_gold
-    )
+    band = calibration_band(student, data.calibration)
     if list(band) != list(cfg["inference"]["review_band"]):
         cfg["inference"]["review_band"] = list(band)
         config_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -100,7 +100,7 @@ def distil(
     from compliance.models.calibration import fit_temperature
     from compliance.models.classifier import ArticleClassifier, CosineHead
     from compliance.models.encoder import load_encoder
-    from compliance.models.training import _band, _seed_everything, fused_adamw
+    from compliance.models.training import _seed_everything, calibration_band, fused_adamw
     from compliance.runtime import resolve_model_path
 
     config = config or CompactConfig()
@@ -208,10 +208,8 @@ def distil(
     cal_logits = student.logits(cal_texts)
     cal_gold = [[index[a] for a in e.labels if a in index] for e in data.calibration]
     student.config = replace(student.config, temperature=fit_temperature(cal_logits, cal_gold))
-    cal_lexical = student.lexical_log_probs(cal_texts)
     student.config = replace(
-        student.config,
-        review_band=_band(student.calibrate(cal_logits, lexical_log_probs=cal_lexical), cal_gold),
+        student.config, review_band=calibration_band(student, data.calibration, cal_logits)
     )
     description = {
         "type": "lora",

@@ -524,6 +524,19 @@ def _band(probs: np.ndarray, gold: Sequence[Sequence[int]], target: float = 0.8)
     return review_band(conf, correct, target, fallback=0.6)
 
 
+def calibration_band(
+    clf: ArticleClassifier, examples: Sequence[Example], logits: np.ndarray | None = None
+) -> tuple[float, float]:
+    """The review band of ``clf`` as it now scores (:meth:`~ArticleClassifier.calibrate` with its lexical expert)
+    on held-out ``examples`` (the calibration split); ``logits``: theirs, when already computed."""
+    texts = [e.text for e in examples]
+    index = {a: i for i, a in enumerate(clf.labels)}
+    gold = [[index[a] for a in e.labels if a in index] for e in examples]
+    if logits is None:
+        logits = clf.logits(texts)
+    return _band(clf.calibrate(logits, lexical_log_probs=clf.lexical_log_probs(texts)), gold)
+
+
 def train(
     recipe: Recipe,
     law: Law,
