@@ -9,7 +9,9 @@ import pytest
 from compliance.rules.addressees import (
     addresses_public_bodies,
     duty_holders,
+    established_bodies,
     is_public_body,
+    obliges_public_bodies_only,
     provision_duty_text,
 )
 
@@ -144,6 +146,26 @@ from compliance.rules.addressees import (
             "shall carry out an assessment.",
             False,
         ),
+        # a passive without an agent names who receives or what undergoes the act, not who must act (session 42:
+        # NIS2 Art. 12(2), ENISA's vulnerability database, was read as the stakeholders' duty) …
+        (
+            "ENISA shall develop and maintain a European vulnerability database. ENISA shall adopt the necessary "
+            "measures. All stakeholders shall be provided access to the information in the database. Suppliers "
+            "shall be granted a way to register vulnerabilities.",
+            True,
+        ),
+        ("Personal data shall be processed lawfully. The controller shall be able to demonstrate it.", False),
+        # … unless its subject is itself a public body
+        ("The Commission shall be empowered to adopt delegated acts.", True),
+        ("The Cooperation Group shall be composed of representatives of Member States.", True),
+        # a pronoun after a condition points back to the condition's subject, however many commas follow it
+        (
+            "Where the competent authorities become aware in the course of supervision that the infringement by "
+            "an essential entity, as defined in Article 4, point (12), of Regulation (EU) 2016/679, which is to be "
+            "notified, can entail a personal data breach, they shall inform the supervisory authorities.",
+            True,
+        ),
+        ("If the controller cannot identify the data subject, it shall inform the data subject.", False),
     ],
 )
 def test_who_a_provision_obliges(text: str, public: bool) -> None:
@@ -170,7 +192,7 @@ def test_nis2_obligations_of_entities_and_of_the_state(shared_data: Path) -> Non
     nis2 = load_law_file(shared_data / "laws" / "eu" / "nis2.json")
 
     def public(key: str) -> bool:
-        return addresses_public_bodies(provision_duty_text(nis2, key))
+        return obliges_public_bodies_only(nis2, key)
 
     for key in (
         "art:21/par:1",
@@ -201,6 +223,11 @@ def test_nis2_obligations_of_entities_and_of_the_state(shared_data: Path) -> Non
     ):
         assert public(key), (key, duty_holders(provision_duty_text(nis2, key)))
     assert not public("art:32/par:2")  # the paragraph as a whole also obliges the audited entity
+    # the bodies the act sets up are public bodies: "EU-CyCLONe is established …" (its tasks are the state's
+    # business), "a Cooperation Group is established"; "the representative is established in …" sets up nothing
+    assert established_bodies(nis2) == ("Cooperation Group", "network of national CSIRTs", "EU-CyCLONe")
+    for key in ("art:16/par:3/pt:c", "art:16/par:4", "art:12/par:2", "art:35/par:1"):
+        assert public(key), (key, duty_holders(provision_duty_text(nis2, key), established_bodies(nis2)))
     # a point without a modal clause of its own is read with the words that introduce its list
     lead, point = provision_duty_text(nis2, "art:21/par:2/pt:c").split("\n")
     assert nis2.text_of("art:21/par:2").startswith(lead) and lead.endswith("at least the following:")
@@ -208,6 +235,20 @@ def test_nis2_obligations_of_entities_and_of_the_state(shared_data: Path) -> Non
     articles = [p.key for p in nis2.provisions if p.kind == "paragraph" and p.key.startswith("art:")]
     share = sum(public(k) for k in articles) / len(articles)
     assert 0.2 < share < 0.6, share  # NIS2 is largely about what the state does
+
+
+def test_the_board_the_gdpr_establishes_is_a_public_body(shared_data: Path) -> None:
+    """The GDPR's "European Data Protection Board (the ‘Board’) is hereby established …": both names count; the
+    controller and processor, "established in" a Member State, do not."""
+    from compliance.rules import load_law_file
+
+    gdpr = load_law_file(shared_data / "laws" / "eu" / "gdpr.json")
+    bodies = established_bodies(gdpr)
+    assert bodies == ("European Data Protection Board", "Board")
+    assert is_public_body("the Board", bodies)
+    assert not is_public_body("the controller or processor", bodies)
+    assert obliges_public_bodies_only(gdpr, "art:71/par:1")  # "The Board shall draw up an annual report …"
+    assert not obliges_public_bodies_only(gdpr, "art:32/par:1")
 
 
 def test_articles_that_frame_the_act_oblige_nobody() -> None:

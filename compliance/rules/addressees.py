@@ -39,6 +39,7 @@ __all__ = [
     "addresses_public_bodies",
     "defines_terms",
     "duty_holders",
+    "established_bodies",
     "frames_the_act",
     "is_public_body",
     "obliges_public_bodies_only",
@@ -108,6 +109,29 @@ _PASS_ON = re.compile(
 )
 #: "the guidance shall be provided by the competent authority": the agent holds the duty
 _PASSIVE_AGENT = re.compile(r"^\s*be\s+\w+(?:\s+\w+)?\s+by\s+", re.IGNORECASE)
+#: "All stakeholders shall be provided access …", "Such scanning shall be carried out …": a passive without an
+#: agent names who receives or what undergoes the act, not who must do it (but "The Commission shall be empowered
+#: …", "The Board shall be composed of …" are about the public body they name)
+_PASSIVE = re.compile(
+    r"^\s*(?:not\s+)?be\s+(?:\w+ly\s+)?(?:\w+(?:ed|en|wn)|made|kept|set|put|sent|held|paid|given|brought|"
+    r"built|met|told|taken|shown|bound|laid|sought|granted|led|done)\b",
+    re.IGNORECASE,
+)
+#: the conjunctions that open a condition whose subject a later pronoun points back to ("Where the competent
+#: authorities become aware …, they shall …")
+_CONDITION = re.compile(r"^(?:where|when|whenever|if|once|after|before|unless|until)\s+", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.;:]\s|\n")
+#: "… a Cooperation Group is established.", "EU-CyCLONe is established to support …", "The European Data
+#: Protection Board (the ‘Board’) is hereby established as a body of the Union": a body the act sets up (not where
+#: an organisation "is established in" a Member State)
+_ESTABLISHED = re.compile(
+    r"(?:^|[.;:,]\s+|\n)([^.;:,\n]{2,160}?)\s+(?:is|are)\s+(?:hereby\s+)?established\b"
+    r"(?!\s+(?:in|on|within|outside|by|under|at)\b)",
+)
+_QUOTED_NAME = re.compile(r"\((?:the\s+)?[‘'\"“]?([^()‘’'\"“”]{2,40})[’'\"”]?\)")
+_NOT_A_NAME = re.compile(
+    r"\b(?:where|which|that|who|whom|whose|if|when|unless|shall|must|may|it|they)\b", re.IGNORECASE
+)
 _CLAUSE_START = re.compile(r"[.;:,\n]")
 _PARENS = re.compile(r"\([^()]*\)")
 _WORDS_AFTER = 5  # the subject of the clause that follows, before its verb's object
@@ -125,10 +149,18 @@ def frames_the_act(title: str | None) -> bool:
     return bool(_FRAMES.search(title or ""))
 
 
-def is_public_body(phrase: str) -> bool:
+def is_public_body(phrase: str, bodies: tuple[str, ...] = ()) -> bool:
     """Whether a subject phrase's head names a public body (a Member State, an authority, the Commission …): "the
     competent authorities referred to in paragraph 1" does, "the free movement of personal data within the Union"
-    does not."""
+    does not. ``bodies`` are further names of public bodies (those an act establishes: :func:`established_bodies`),
+    matched at the start of the phrase."""
+    if bodies:
+        words = phrase.split()
+        while words and _DETERMINER.match(words[0]):
+            words.pop(0)
+        start = " ".join(words).casefold()
+        if any(start.startswith(body.casefold()) for body in bodies):
+            return True
     head = _HEAD_END.split(_COMPOUND.sub(r"\1_of_\2", phrase), 1)[0]
     words = head.split()
     while words and _DETERMINER.match(words[0]):
@@ -152,11 +184,29 @@ def _subject_before(text: str, end: int) -> str:
     for i in range(len(last) - 1, -1, -1):
         seg = last[i]
         if _PRONOUN.match(seg):
-            pronoun = True  # "Where a Member State designates …, it shall": the antecedent is in that clause
+            condition = _condition_subject(text[:end])
+            if condition:  # "Where the competent authorities become aware …, …, they shall": its subject
+                return condition
+            pronoun = True  # "…, it shall": the antecedent is in the clause before
         elif not pronoun and _continues_inserted(last[:i]):
             continue  # "…, after consulting X, and, where necessary, relevant stakeholders, shall": X's list
         elif pronoun or not (_INSERTED.match(seg) or _BARE_CONJUNCTION.match(seg)):
             return seg
+    return ""
+
+
+def _condition_subject(before: str) -> str:
+    """The words after the conjunction of the first condition of the sentence that ``before`` ends in ("Where the
+    competent authorities become aware that …, they shall": "the competent authorities become aware that …"), or
+    "" when the sentence opens no condition."""
+    starts = [m.end() for m in _SENTENCE_END.finditer(before)]
+    sentence = before[starts[-1] :] if starts else before
+    for seg in _CLAUSE_START.split(sentence):
+        seg = seg.strip()
+        if m := _CONDITION.match(seg):
+            rest = seg[m.end() :]
+            # "If in its opinion, BEREC shares …, it shall": an inserted phrase, not the condition's subject
+            return "" if _INSERTED.match(rest) else rest
     return ""
 
 
@@ -173,14 +223,15 @@ def _continues_inserted(before: list[str]) -> bool:
     )
 
 
-def duty_holders(text: str) -> list[tuple[str, bool]]:
+def duty_holders(text: str, bodies: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
     """Each modal clause's duty holder in ``text``: ``(phrase, is a public body)``, in order. A clause that goes on
     from the one before ("…, and shall include") has that clause's holder; where a public body "shall ensure
     that" or "shall require" something, the holder is what follows (up to five words, before any comma: "shall
     ensure that, when considering …, those entities take …" cannot be read and is not taken for a public body); in
     the passive, the agent ("… shall be provided by the competent authority"); a subject that points back to what
     an earlier clause spoke of ("Such scanning shall …", "Those implementing acts shall …", "…, which shall …")
-    has that clause's holder."""
+    has that clause's holder; a passive without an agent ("All stakeholders shall be provided access …") has no
+    holder, unless its subject is a public body ("The Commission shall be empowered …"). ``bodies``: further public bodies (:func:`is_public_body`)."""
     clean = _PARENS.sub(" ", text)
     out: list[tuple[str, bool]] = []
     for m in _MODAL.finditer(clean):
@@ -189,32 +240,34 @@ def duty_holders(text: str) -> list[tuple[str, bool]]:
             if out and subject:
                 out.append(out[-1])
             continue
-        public = is_public_body(subject)
+        public = is_public_body(subject, bodies)
         rest = clean[m.end() :]
         agent = _PASSIVE_AGENT.match(rest)
         if out and not agent and (_ANAPHORA.match(subject) or _RELATIVE.search(subject)):
             # "Such scanning shall …": the scanner's duty; "… products that may be subject to …": no new holder
             out.append(out[-1])
             continue
+        if not agent and not public and _PASSIVE.match(rest):
+            continue  # who receives ("stakeholders shall be provided access") or what undergoes the act
         if agent:  # "the guidance shall be provided by the competent authority": the authority
             subject = " ".join(_CLAUSE_START.split(rest[agent.end() :], 1)[0].split()[:_WORDS_AFTER])
-            public = is_public_body(subject)
+            public = is_public_body(subject, bodies)
         passed = _PASS_ON.match(rest)
         if public and passed:  # "Member States shall ensure that essential entities take …": the entities
             following = " ".join(_CLAUSE_START.split(rest[passed.end() :], 1)[0].split()[:_WORDS_AFTER])
-            subject, public = following, bool(following) and is_public_body(following)
+            subject, public = following, bool(following) and is_public_body(following, bodies)
         out.append((subject, public))
     return out
 
 
-def addresses_public_bodies(text: str) -> bool:
+def addresses_public_bodies(text: str, bodies: tuple[str, ...] = ()) -> bool:
     """True when ``text``'s first modal clause obliges (or permits) a public body and public bodies hold more than
     half of its modal clauses: a provision states its main duty first, and the reading of a clause's subject is
     shallow — "…, as the case may be", "by 25 May 2018 and, without delay, …" or "Within a period of three weeks …"
     are read as clauses whose holder is not a public body — so one such clause does not decide for the rest, while
     a provision that gives a regulated organisation as many duties as a public body ("The CSIRT shall provide a
     response. The entity concerned shall submit a final report.") is not the state's business only."""
-    holders = duty_holders(text)
+    holders = duty_holders(text, bodies)
     if not holders or not holders[0][1]:
         return False
     return 2 * sum(public for _, public in holders) > len(holders)
@@ -222,8 +275,48 @@ def addresses_public_bodies(text: str) -> bool:
 
 def obliges_public_bodies_only(law: Law, key: str) -> bool:
     """Whether provision ``key`` of ``law`` (a point read with the text that introduces it) obliges public bodies
-    only: what the alert ranking and the provision picker weight down."""
-    return addresses_public_bodies(provision_duty_text(law, key))
+    only: what the alert ranking and the provision picker weight down. The bodies the act itself establishes
+    (:func:`established_bodies`) count as public bodies."""
+    return addresses_public_bodies(provision_duty_text(law, key), established_bodies(law))
+
+
+def _is_proper_name(words: list[str]) -> bool:
+    """Whether a noun phrase is a name, as a body's is ("Cooperation Group", "network of national CSIRTs",
+    "EU-CyCLONe"): a capital after a word's first letter or in a word after the first; "appropriate and consistent
+    procedures" is none, nor "Appropriate procedures" at the start of a sentence."""
+    return any(any(c.isupper() for c in w[1:]) for w in words) or any(w[:1].isupper() for w in words[1:])
+
+
+_BODIES: dict[tuple[str, str, str, int], tuple[str, ...]] = {}
+
+
+def established_bodies(law: Law) -> tuple[str, ...]:
+    """The names of the bodies ``law`` sets up ("a Cooperation Group is established", "EU-CyCLONe is established
+    to …", "The European Data Protection Board (the ‘Board’) is hereby established …"): the name without its
+    article and the short name in brackets after it. An organisation that "is established in" a Member State, or a
+    clause that only states a fact ("unless it is established that …"), is none."""
+    cache_key = (law.identifier, law.short_name, law.checksum, len(law.provisions))
+    if cache_key in _BODIES:
+        return _BODIES[cache_key]
+    names: list[str] = []
+    for prov in law.provisions:
+        if not prov.key.startswith("art:") or "established" not in prov.text:
+            continue
+        for m in _ESTABLISHED.finditer(prov.text):
+            phrase = m.group(1).strip()
+            short = _QUOTED_NAME.search(phrase)
+            bare = " ".join(_PARENS.sub(" ", phrase).split())
+            if _NOT_A_NAME.search(bare):
+                continue
+            words = bare.split()
+            while words and _DETERMINER.match(words[0]):
+                words.pop(0)
+            if words and len(words) <= 10 and _is_proper_name(words):
+                names.append(" ".join(words))
+                if short:
+                    names.append(short.group(1).strip())
+    _BODIES[cache_key] = found = tuple(dict.fromkeys(names))
+    return found
 
 
 def provision_duty_text(law: Law, key: str) -> str:
