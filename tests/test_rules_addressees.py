@@ -247,6 +247,7 @@ def test_the_board_the_gdpr_establishes_is_a_public_body(shared_data: Path) -> N
     assert bodies == ("European Data Protection Board", "Board")
     assert is_public_body("the Board", bodies)
     assert not is_public_body("the controller or processor", bodies)
+    assert not is_public_body("the board of directors of the processor", bodies)  # as written: not the Board
     assert obliges_public_bodies_only(gdpr, "art:71/par:1")  # "The Board shall draw up an annual report …"
     assert not obliges_public_bodies_only(gdpr, "art:32/par:1")
 

@@ -16,14 +16,16 @@ that reads like it is not affected by it.
 phrase before the modal, after the clause's last comma, judged by its head (the first words after the article:
 "the competent authorities referred to in …"); where a public body "shall ensure that" or "shall require"
 something, the duty passes to what follows; in the passive, to the agent ("shall be provided by the competent
-authority"); ", and shall …" keeps the clause before's holder, and so does a subject that points back ("Such
-scanning shall …"). :func:`addresses_public_bodies` is true when the first such clause's holder is a public body
-and public bodies hold most of them. A provision with no modal clause (a point of
+authority"), and a passive without one ("All stakeholders shall be provided access …") has no holder unless its
+subject is a public body; ", and shall …" keeps the clause before's holder, and so does a subject that points back
+("Such scanning shall …"); a pronoun after a condition points back to the condition's subject ("Where the
+competent authorities become aware …, they shall …"). :func:`addresses_public_bodies` is true when the first such
+clause's holder is a public body and public bodies hold most of them. A provision with no modal clause (a point of
 a list, a definition) is judged by the text that introduces it (:func:`provision_duty_text`).
 
-The public bodies are the institutional roles of EU legislative drafting, the same in every act; the regulated
-addressee (controller, provider, entity, undertaking, firm …) differs from act to act and is whatever is not one of
-them.
+The public bodies are the institutional roles of EU legislative drafting, the same in every act, and the bodies an
+act sets up itself (:func:`established_bodies`: "EU-CyCLONe is established …"); the regulated addressee
+(controller, provider, entity, undertaking, firm …) differs from act to act and is whatever is not one of them.
 """
 
 from __future__ import annotations
@@ -153,13 +155,14 @@ def is_public_body(phrase: str, bodies: tuple[str, ...] = ()) -> bool:
     """Whether a subject phrase's head names a public body (a Member State, an authority, the Commission …): "the
     competent authorities referred to in paragraph 1" does, "the free movement of personal data within the Union"
     does not. ``bodies`` are further names of public bodies (those an act establishes: :func:`established_bodies`),
-    matched at the start of the phrase."""
+    matched as written at the start of the phrase, so that the GDPR's "Board" is not a firm's "board of
+    directors"."""
     if bodies:
         words = phrase.split()
         while words and _DETERMINER.match(words[0]):
             words.pop(0)
-        start = " ".join(words).casefold()
-        if any(start.startswith(body.casefold()) for body in bodies):
+        start = " ".join(words)
+        if any(start == body or re.match(re.escape(body) + r"\b", start) for body in bodies):
             return True
     head = _HEAD_END.split(_COMPOUND.sub(r"\1_of_\2", phrase), 1)[0]
     words = head.split()
@@ -231,7 +234,8 @@ def duty_holders(text: str, bodies: tuple[str, ...] = ()) -> list[tuple[str, boo
     the passive, the agent ("… shall be provided by the competent authority"); a subject that points back to what
     an earlier clause spoke of ("Such scanning shall …", "Those implementing acts shall …", "…, which shall …")
     has that clause's holder; a passive without an agent ("All stakeholders shall be provided access …") has no
-    holder, unless its subject is a public body ("The Commission shall be empowered …"). ``bodies``: further public bodies (:func:`is_public_body`)."""
+    holder, unless its subject is a public body ("The Commission shall be empowered …"). ``bodies``: further
+    public bodies (:func:`is_public_body`)."""
     clean = _PARENS.sub(" ", text)
     out: list[tuple[str, bool]] = []
     for m in _MODAL.finditer(clean):
