@@ -647,7 +647,8 @@ def _decide(
             fused -= config.background_weight * float(background[row])
         hit = retrieval.get(cid)
         article = key.split("/", 1)[0]
-        query = f"{law.get(article).title or ''}\n{law.text_of(key)}"
+        article_title = law.get(article).title
+        query = f"{article_title or ''}\n{law.text_of(key)}"
         terms = [t for t, _ in index.salient_terms(query, cid, n=8)]
         listed: list[dict[str, Any]] = []
         for j in np.argsort(-sims[row]):
@@ -682,9 +683,9 @@ def _decide(
             "provision_key": key,
             "provision_label": provision_label(key),
             "article_key": article,
-            "provision_title": prov.title or law.get(article).title or "",
+            "provision_title": prov.title or article_title or "",
             "provision_snippet": snippet(
-                _passage_body(texts[best] if explained_by is None else article_text, law.get(article).title),
+                _passage_body(texts[best] if explained_by is None else article_text, article_title),
                 config.snippet_chars,
             ),
             "explained_by": explained_by,

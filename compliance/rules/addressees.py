@@ -151,6 +151,14 @@ def frames_the_act(title: str | None) -> bool:
     return bool(_FRAMES.search(title or ""))
 
 
+def _without_determiners(words: list[str]) -> list[str]:
+    """``words`` without the articles and determiners they open with ("the", "each", "their" …)."""
+    start = 0
+    while start < len(words) and _DETERMINER.match(words[start]):
+        start += 1
+    return words[start:]
+
+
 def is_public_body(phrase: str, bodies: tuple[str, ...] = ()) -> bool:
     """Whether a subject phrase's head names a public body (a Member State, an authority, the Commission …): "the
     competent authorities referred to in paragraph 1" does, "the free movement of personal data within the Union"
@@ -158,16 +166,11 @@ def is_public_body(phrase: str, bodies: tuple[str, ...] = ()) -> bool:
     matched as written at the start of the phrase, so that the GDPR's "Board" is not a firm's "board of
     directors"."""
     if bodies:
-        words = phrase.split()
-        while words and _DETERMINER.match(words[0]):
-            words.pop(0)
-        start = " ".join(words)
-        if any(start == body or re.match(re.escape(body) + r"\b", start) for body in bodies):
+        start = " ".join(_without_determiners(phrase.split()))
+        if any(start.startswith(body) and not start[len(body) : len(body) + 1].isalnum() for body in bodies):
             return True
     head = _HEAD_END.split(_COMPOUND.sub(r"\1_of_\2", phrase), 1)[0]
-    words = head.split()
-    while words and _DETERMINER.match(words[0]):
-        words.pop(0)
+    words = _without_determiners(head.split())
     # the noun phrase, not the verb and object after it ("essential entities notify their CSIRT")
     head = " ".join(words[:_HEAD_WORDS]).replace("_of_", " of ")
     return bool(_PUBLIC.search(head) or _INSTITUTION.search(head))
@@ -312,9 +315,7 @@ def established_bodies(law: Law) -> tuple[str, ...]:
             bare = " ".join(_PARENS.sub(" ", phrase).split())
             if _NOT_A_NAME.search(bare):
                 continue
-            words = bare.split()
-            while words and _DETERMINER.match(words[0]):
-                words.pop(0)
+            words = _without_determiners(bare.split())
             if words and len(words) <= 10 and _is_proper_name(words):
                 names.append(" ".join(words))
                 if short:
