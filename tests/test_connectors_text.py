@@ -194,3 +194,61 @@ def test_connector_chosen_from_url_path() -> None:
     assert doc.source == "https://intranet.example/p/notice.md?rev=3#top"
     assert doc.media_type == "text/markdown"
     assert doc.paragraphs[0].text == "We never sell personal data."
+
+
+WEB_PAGE = """<!DOCTYPE html><html lang="en"><head><title>Privacy Policy | Acme</title></head><body>
+<a href="#main">Skip to main content</a>
+<div class="top"><a href="/">Home</a> <a href="/pricing">Pricing</a> <a href="/login">Log in</a></div>
+<div id="consent" role="dialog" aria-label="Cookie consent"><p>We use cookies to improve your experience. By
+continuing to browse you agree to our use of cookies.</p></div>
+<main id="main">
+<div role="navigation"><a href="/">Home</a> &gt; <a href="/legal">Legal</a></div>
+<h1>Privacy Policy</h1>
+<p>We keep account data for as long as your account is open.</p>
+<p hidden>An old paragraph the page no longer shows.</p>
+<div aria-hidden="true">Decorative text for screen readers to skip.</div>
+<p style="color: red; display:none">A collapsed notice.</p>
+<div role="search">Search the help centre</div>
+<p>You may lodge a complaint with a supervisory authority.</p>
+</main>
+<div role="contentinfo"><p>Registered in England and Wales, company number 01234567.</p></div>
+</body></html>"""
+
+
+def test_html_web_page_reads_its_main_content_only() -> None:
+    """A privacy notice as a website publishes it: the site's menu, a skip link and the cookie-consent dialog stand
+    outside ``<main>``; inside it, ARIA furniture (a breadcrumb, a search box) and what the page hides."""
+    doc = parse_bytes(WEB_PAGE.encode(), "privacy.html")
+    b.check_invariants(doc)
+    assert doc.title == "Privacy Policy | Acme"
+    assert [(p.text, p.heading_path) for p in doc.paragraphs] == [
+        ("We keep account data for as long as your account is open.", ("Privacy Policy",)),
+        ("You may lodge a complaint with a supervisory authority.", ("Privacy Policy",)),
+    ]
+
+
+def test_html_without_main_drops_furniture_roles_and_hidden_elements() -> None:
+    page = WEB_PAGE.replace('<main id="main">', '<div class="content">').replace("</main>", "</div>")
+    doc = parse_bytes(page.encode(), "privacy.html")
+    text = doc.text
+    for leak in (
+        "cookies",
+        "Legal",
+        "old paragraph",
+        "Decorative",
+        "collapsed",
+        "Search the help",
+        "01234567",
+    ):
+        assert leak not in text
+    # without a marked main content, the site's loose links stay (the role model judges them)
+    assert "We keep account data" in text and "Skip to main content" in text
+
+
+def test_html_hidden_main_is_not_the_main_content() -> None:
+    page = (
+        "<html><body><main hidden><p>A template the script fills in.</p></main>"
+        "<div><p>We encrypt backups.</p></div></body></html>"
+    )
+    doc = parse_bytes(page.encode(), "p.html")
+    assert [p.text for p in doc.paragraphs] == ["We encrypt backups."]

@@ -1,13 +1,18 @@
 """HTML connector via BeautifulSoup (lxml backend when installed, else the standard library parser).
 
-``script``, ``style``, ``nav``, ``header``, ``footer``, ``aside``, ``form`` and similar page furniture are dropped;
-``h1``–``h6`` build the heading path; ``li`` items become list items (nested lists indented) and join their
+``script``, ``style``, ``nav``, ``header``, ``footer``, ``aside``, ``form`` and similar page furniture are dropped,
+as are the elements whose ARIA role marks them so (a site's banner, navigation, footer, search, a cookie-consent
+dialog: :data:`_FURNITURE_ROLES`) and those the page hides (``hidden``, ``aria-hidden="true"``, an inline
+``display: none`` or ``visibility: hidden``). A page that marks its main content (``<main>`` or
+``role="main"``) is read from there only: what stands beside it (a cookie banner, a "skip to content" link, a
+newsletter box) is the site's, not the document's. ``h1``–``h6`` build the heading path; ``li`` items become list items (nested lists indented) and join their
 lead-in paragraph; tables are read row by row against their header row; text directly inside ``div``-like
 containers becomes a paragraph. The ``<title>`` (else the first ``h1``) is the document title.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,12 +28,51 @@ _DROP = {
     "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form", "button", "select",
     "svg", "canvas", "iframe", "object", "embed", "head", "menu", "dialog",
 }  # fmt: skip
+#: ARIA roles of page furniture (WAI-ARIA 1.2 landmarks and windows): an element with one of them is dropped
+#: whatever its tag ("<div role="dialog">" is the usual cookie-consent banner, "<div role="navigation">" a menu)
+_FURNITURE_ROLES = frozenset({
+    "banner", "navigation", "contentinfo", "complementary", "search", "dialog", "alertdialog", "menu", "menubar",
+    "toolbar", "tooltip",
+})  # fmt: skip
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.IGNORECASE)
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _BLOCK = {
     "p", "div", "section", "article", "main", "body", "blockquote", "ul", "ol", "li", "table", "dl", "dt", "dd",
     "pre", "figure", "figcaption", "address", "details", "summary", "fieldset", "center", "html", "hr", "br",
     "thead", "tbody", "tfoot", "tr", "td", "th", "caption",
 } | set(_HEADINGS)  # fmt: skip
+
+
+def _dropped(tag: Any) -> bool:
+    """Whether ``tag`` (a bs4 ``Tag``) is furniture or hidden: its tag, its ARIA role, or the page hides it."""
+    if tag.name in _DROP:
+        return True
+    attrs = tag.attrs
+    if not attrs:
+        return False
+    role = attrs.get("role")
+    if isinstance(role, str) and any(r in _FURNITURE_ROLES for r in role.lower().split()):
+        return True
+    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
+        return True
+    style = attrs.get("style")
+    return isinstance(style, str) and bool(_HIDDEN_STYLE.search(style))
+
+
+def _main_content(root: Any) -> list[Any]:
+    """The elements that hold the page's main content (``<main>``, ``role="main"``; the outermost ones, not
+    hidden and not inside dropped furniture) when they hold any text; else ``[root]``."""
+    from bs4 import Tag
+
+    found: list[Any] = []
+    for tag in root.find_all(lambda t: t.name == "main" or str(t.get("role", "")).lower() == "main"):
+        if not isinstance(tag, Tag) or any(a is f for a in tag.parents for f in found):
+            continue  # inside a main already found (bs4 compares tags by content: by identity here)
+        if _dropped(tag) or any(isinstance(a, Tag) and _dropped(a) for a in tag.parents):
+            continue
+        found.append(tag)
+    kept = [t for t in found if _inline(t).strip()]
+    return kept or [root]
 
 
 def _inline(node: Any) -> str:
@@ -43,7 +87,7 @@ def _inline(node: Any) -> str:
         if isinstance(child, NavigableString):
             out.append(str(child))
         elif isinstance(child, Tag):
-            if child.name in _DROP:
+            if _dropped(child):
                 continue
             if child.name == "br":
                 out.append("\n")
@@ -109,7 +153,7 @@ def _walk(node: Any) -> Iterator[Block]:
         if isinstance(child, NavigableString):
             loose.append(str(child))
             continue
-        if not isinstance(child, Tag) or child.name in _DROP:
+        if not isinstance(child, Tag) or _dropped(child):
             continue
         name = child.name
         if name not in _BLOCK:
@@ -160,7 +204,7 @@ def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     if not title and (h1 := soup.find("h1")) is not None:
         title = " ".join(h1.get_text().split())
     root = soup.body or soup
-    blocks = list(_walk(root))
+    blocks = [block for part in _main_content(root) for block in _walk(part)]
     check_paragraph_count(len(blocks), source, config)
     return assemble(
         blocks,

@@ -124,9 +124,15 @@ _CUES: dict[str, re.Pattern[str]] = {
         r"^[\"“‘']?[A-Z*][\w*\"”’' /()-]{1,48}[\"”’']?\s*(?:—|–| - |:)\s*(?:a|an|the|any)\b"
     ),
     "cue_reference": re.compile(
-        r"\b(see|refer to|documented (?:in|at)|described in|set out in|listed in|available (?:at|on|in|from)|"
-        r"kept in|maintained in|published on|details (?:of|are|on)|more information|further information|"
+        # "described in this notice" qualifies what the sentence is about, it points nowhere: a pointer's "in" is
+        # not followed by "this" or "these"
+        r"\b(see|refer to|documented at|"
+        r"(?:(?:documented|described|set out|listed|kept|maintained) in|available (?:at|on|in|from))"
+        r"(?! th(?:is|ese)\b)|"
+        r"published on|details (?:of|are|on)|more information|further information|"
         r"guidance on|instructions for|"
+        # "Read our Cookie Policy for …": a named document to read
+        r"read (?:our|the) (?-i:[A-Z])\w*|"
         # what says where something is kept: "the rules … are in the CCTV Procedure", "… is in the GRC portal"
         # (a capital after the article: a named document or system)
         r"(?:is|are) (?:held |filed |found )?in (?:the|our) (?-i:[A-Z])\w*)\b",

@@ -3,7 +3,8 @@
 Every source in ``tools/roles/src/`` is one document written for this project in a small annotated dialect (see
 ``tools/roles/README.md``): each line is one block — a heading, a paragraph, a list item or a table row — and
 carries its role. The builder renders each source as the format its front matter names (``docx``; ``pdf``, one
-column; ``pdf2``, two columns under a full-width title; ``md``; ``txt``) and writes, beside the documents, ``labels.jsonl``:
+column; ``pdf2``, two columns under a full-width title; ``md``; ``txt``; ``html``, a web page with the site's menu and cookie
+banner around it) and writes, beside the documents, ``labels.jsonl``:
 one line per document with its file name, its split (``train`` or ``test``: whole documents are held out) and
 its labelled pieces of text (``{"role", "text"}``: every block, every table cell with its row's role, and the
 page header and footer as ``furniture``). The training command aligns the paragraphs a connector produces to
@@ -94,6 +95,8 @@ class Source:
             for part in re.split(r"\{page\}|\{pages\}", self.meta.get(key, "")):
                 if part.strip():
                     out.append({"role": "furniture", "text": part.strip()})
+        if self.fmt == "html":  # the site's menu, skip link and cookie banner, wherever a reader leaves them
+            out.extend({"role": "furniture", "text": text} for text in site_chrome(self))
         return out
 
 
@@ -493,6 +496,80 @@ def build_md(source: Source) -> bytes:
     return ("\n".join(out).rstrip() + "\n").encode("utf-8")
 
 
+# --------------------------------------------------------------------------------------------- html
+#: the site menu of a rendered web page
+MENU = ("Home", "Products", "Pricing", "Blog", "Contact", "Log in")
+
+
+def site_chrome(source: Source) -> list[str]:
+    """The texts a website puts around every page (a skip link, the site's menu, its cookie banner)."""
+    site = source.meta.get("header", "Our website")
+    return [
+        "Skip to main content",
+        " ".join(MENU),
+        f"{site} uses cookies to remember your choices and to measure how the site is used. Accept all cookies or "
+        "choose which ones we may set.",
+    ]
+
+
+def build_html(source: Source) -> bytes:
+    """Render a source as a web page: the site's skip link, menu (links in a plain ``div``) and cookie banner
+    (``role="dialog"``) around the content, in ``<main>`` unless ``html_main: no`` (then a ``div``); the header
+    in ``<header>`` and the footer in ``<footer>``."""
+    skip, _, cookies = site_chrome(source)
+    links = " ".join(f'<a href="/{w.lower().replace(" ", "-")}">{w}</a>' for w in MENU)
+    main = "main" if source.meta.get("html_main", "yes") != "no" else "div"
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_escape(source.meta.get('title', source.name))}</title>",
+        "<style>.menu a{margin:0 1em}</style></head><body>",
+        f'<a class="skip" href="#content">{skip}</a>',
+    ]
+    if source.meta.get("header"):
+        out.append(f"<header><p>{_escape(_fill(source.meta['header'], '1', '1'))}</p></header>")
+    out += [
+        f'<div class="menu">{links}</div>',
+        f'<div class="consent" role="dialog" aria-label="Cookies"><p>{_escape(cookies)}</p>'
+        "<button>Accept all</button><button>Choose</button></div>",
+        f'<{main} id="content">',
+    ]
+    runs = dict(tables(source.blocks))
+    i = 0
+    while i < len(source.blocks):
+        block = source.blocks[i]
+        if i in runs:
+            rows = source.blocks[i : runs[i]]
+            out.append("<table>")
+            for row in rows:
+                cell = "th" if row.kind == "header-row" else "td"
+                out.append("<tr>" + "".join(f"<{cell}>{_markup(c)}</{cell}>" for c in row.cells) + "</tr>")
+            out.append("</table>")
+            i = runs[i]
+            continue
+        if block.kind == "h0":
+            out.append(f"<h1>{_escape(block.text)}</h1>")
+        elif block.kind in ("h1", "h2", "h3"):
+            level = int(block.kind[1]) + 1
+            out.append(f"<h{level}>{_escape(block.text)}</h{level}>")
+        elif block.kind in ("bullet", "number"):
+            tag = "ul" if block.kind == "bullet" else "ol"
+            items = []
+            while i < len(source.blocks) and source.blocks[i].kind == block.kind:
+                items.append(f"<li>{_markup(source.blocks[i].text)}</li>")
+                i += 1
+            out.append(f"<{tag}>{''.join(items)}</{tag}>")
+            continue
+        else:
+            out.append(f"<p>{_markup(block.text)}</p>")
+        i += 1
+    out.append(f"</{main}>")
+    if source.meta.get("footer"):
+        out.append(f"<footer><p>{_escape(_fill(source.meta['footer'], '1', '1'))}</p></footer>")
+    out.append("</body></html>")
+    return ("\n".join(out) + "\n").encode("utf-8")
+
+
 # ---------------------------------------------------------------------------------------------- txt
 def build_txt(source: Source) -> bytes:
     """Render a source as plain text: blocks separated by blank lines, headings underlined, lists with ``-``."""
@@ -527,6 +604,8 @@ def build(source: Source) -> tuple[str, bytes]:
         return f"{source.name}.md", build_md(source)
     if fmt == "txt":
         return f"{source.name}.txt", build_txt(source)
+    if fmt == "html":
+        return f"{source.name}.html", build_html(source)
     raise ValueError(f"{source.name}: unknown format {fmt!r}")
 
 
