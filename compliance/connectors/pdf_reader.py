@@ -288,8 +288,30 @@ def _join_glyph_lines(lines: list[_Line]) -> list[_Line]:
     return out
 
 
+def _horizontal(char: dict[str, Any]) -> bool:
+    """Whether a character runs left to right on a level baseline (its text matrix turns it by under 3°).
+    pdfminer's ``upright`` is no test: a watermark turned by 45° is "upright" to it."""
+    matrix = char.get("matrix") or (1.0, 0.0)
+    a, b = float(matrix[0]), float(matrix[1])
+    return a > 0 and abs(b) <= 0.05 * a
+
+
+def _without_tilted_text(page: Any) -> Any:
+    """The page without its turned characters — a diagonal "CONFIDENTIAL" or "DRAFT" watermark, a stamp, a
+    label written up the margin — when they are fewer than half of its characters. Their letters are set large
+    and would otherwise be read as headings, breaking the paragraphs they cross. A page whose text is mostly
+    turned (a landscape page drawn sideways) is read as it is."""
+    chars = page.chars
+    tilted = sum(1 for c in chars if not _horizontal(c))
+    if not tilted or tilted * 2 >= len(chars):
+        return page
+    return page.filter(lambda obj: obj.get("object_type") != "char" or _horizontal(obj))
+
+
 def _page_lines(page: Any, number: int) -> list[_Line]:
-    """Text lines of a page in reading order; each ruled table is one pseudo-line carrying its cells."""
+    """Text lines of a page in reading order; each ruled table is one pseudo-line carrying its cells. Turned
+    text (a watermark) is left out (:func:`_without_tilted_text`)."""
+    page = _without_tilted_text(page)
     tables: list[_Line] = []
     boxes: list[tuple[float, float, float, float]] = []
     height = float(page.height)
