@@ -252,3 +252,13 @@ def test_html_hidden_main_is_not_the_main_content() -> None:
     )
     doc = parse_bytes(page.encode(), "p.html")
     assert [p.text for p in doc.paragraphs] == ["We encrypt backups."]
+
+
+def test_html_main_holding_little_of_the_page_is_not_trusted() -> None:
+    """A page whose ``<main>`` holds only the title while the policy stands beside it is read whole."""
+    body = "".join(
+        f"<p>Rule {i}: personal data of customers is encrypted at rest and in transit.</p>" for i in range(6)
+    )
+    page = f"<html><body><main><h1>Security Policy</h1></main><div>{body}</div></body></html>"
+    doc = parse_bytes(page.encode(), "p.html")
+    assert len(doc.paragraphs) == 6 and doc.paragraphs[0].heading_path == ("Security Policy",)

@@ -5,7 +5,8 @@ as are the elements whose ARIA role marks them so (a site's banner, navigation, 
 dialog: :data:`_FURNITURE_ROLES`) and those the page hides (``hidden``, ``aria-hidden="true"``, an inline
 ``display: none`` or ``visibility: hidden``). A page that marks its main content (``<main>`` or
 ``role="main"``) is read from there only: what stands beside it (a cookie banner, a "skip to content" link, a
-newsletter box) is the site's, not the document's. ``h1``–``h6`` build the heading path; ``li`` items become list items (nested lists indented) and join their
+newsletter box) is the site's, not the document's — unless it holds less than a third of the page's readable text
+(a mis-marked page: the whole page is read). ``h1``–``h6`` build the heading path; ``li`` items become list items (nested lists indented) and join their
 lead-in paragraph; tables are read row by row against their header row; text directly inside ``div``-like
 containers becomes a paragraph. The ``<title>`` (else the first ``h1``) is the document title.
 """
@@ -61,7 +62,8 @@ def _dropped(tag: Any) -> bool:
 
 def _main_content(root: Any) -> list[Any]:
     """The elements that hold the page's main content (``<main>``, ``role="main"``; the outermost ones, not
-    hidden and not inside dropped furniture) when they hold any text; else ``[root]``."""
+    hidden and not inside dropped furniture) when they hold at least a third of the page's readable text; else
+    ``[root]``."""
     from bs4 import Tag
 
     found: list[Any] = []
@@ -71,8 +73,11 @@ def _main_content(root: Any) -> list[Any]:
         if _dropped(tag) or any(isinstance(a, Tag) and _dropped(a) for a in tag.parents):
             continue
         found.append(tag)
-    kept = [t for t in found if _inline(t).strip()]
-    return kept or [root]
+    main_chars = sum(len("".join(_inline(t).split())) for t in found)
+    page_chars = len("".join(_inline(root).split()))
+    # a <main> that holds less than a third of the page's readable text is mis-marked (the policy itself stands
+    # beside it): the whole page is read then, rather than losing the document
+    return found if main_chars and main_chars * 3 >= page_chars else [root]
 
 
 def _inline(node: Any) -> str:
