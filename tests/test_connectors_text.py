@@ -206,7 +206,6 @@ continuing to browse you agree to our use of cookies.</p></div>
 <h1>Privacy Policy</h1>
 <p>We keep account data for as long as your account is open.</p>
 <p hidden>An old paragraph the page no longer shows.</p>
-<div aria-hidden="true">Decorative text for screen readers to skip.</div>
 <p style="color: red; display:none">A collapsed notice.</p>
 <div role="search">Search the help centre</div>
 <p>You may lodge a complaint with a supervisory authority.</p>
@@ -262,3 +261,31 @@ def test_html_main_holding_little_of_the_page_is_not_trusted() -> None:
     page = f"<html><body><main><h1>Security Policy</h1></main><div>{body}</div></body></html>"
     doc = parse_bytes(page.encode(), "p.html")
     assert len(doc.paragraphs) == 6 and doc.paragraphs[0].heading_path == ("Security Policy",)
+
+
+def test_html_page_saved_under_a_dialog_is_read_whole() -> None:
+    """A page saved from the browser while a consent dialog was open: the script had hidden the page's wrapper
+    (``aria-hidden``, ``display: none``). Most of the text would be lost, so the hidden parts are read; an
+    accordion's ``hidden="until-found"`` content is content in any case."""
+    policy = "".join(f"<p>Rule {i}: access to personal data is reviewed every quarter.</p>" for i in range(5))
+    page = (
+        '<html><body><div id="page" aria-hidden="true" style="display: none">'
+        f"<main><h1>Access Policy</h1>{policy}"
+        '<div hidden="until-found"><p>Exceptions are approved by the CISO in writing.</p></div></main></div>'
+        '<div role="dialog"><p>We use cookies. Accept all cookies?</p></div></body></html>'
+    )
+    doc = parse_bytes(page.encode(), "p.html")
+    texts = [p.text for p in doc.paragraphs]
+    assert len(texts) == 6 and texts[-1] == "Exceptions are approved by the CISO in writing."
+    assert "cookies" not in doc.text
+
+
+def test_html_until_found_content_is_read_and_hidden_content_is_not() -> None:
+    policy = "".join(f"<p>Rule {i}: backups are encrypted and tested every month.</p>" for i in range(4))
+    page = (
+        f"<html><body><main>{policy}<details><summary>Exceptions</summary>"
+        '<div hidden="until-found">Exceptions are approved by the CISO in writing.</div></details>'
+        "<p hidden>A draft rule nobody approved.</p></main></body></html>"
+    )
+    text = parse_bytes(page.encode(), "p.html").text
+    assert "approved by the CISO" in text and "draft rule" not in text

@@ -2,12 +2,13 @@
 
 ``script``, ``style``, ``nav``, ``header``, ``footer``, ``aside``, ``form`` and similar page furniture are dropped,
 as are the elements whose ARIA role marks them so (a site's banner, navigation, footer, search, a cookie-consent
-dialog: :data:`_FURNITURE_ROLES`) and those the page hides (``hidden``, ``aria-hidden="true"``, an inline
-``display: none`` or ``visibility: hidden``). A page that marks its main content (``<main>`` or
-``role="main"``) is read from there only: what stands beside it (a cookie banner, a "skip to content" link, a
-newsletter box) is the site's, not the document's — unless it holds less than a third of the page's readable text
-(a mis-marked page: the whole page is read). ``h1``–``h6`` build the heading path; ``li`` items become list items (nested lists indented) and join their
-lead-in paragraph; tables are read row by row against their header row; text directly inside ``div``-like
+dialog: :data:`_FURNITURE_ROLES`) and those the page hides (the ``hidden`` attribute, an inline ``display: none``
+or ``visibility: hidden``) — unless what is left holds less than a third of the page's text (a page saved while a
+dialog covered it, or one a script reveals: its hidden parts are read then). A page that marks its main content
+(``<main>`` or ``role="main"``) is read from there only: what stands beside it (a cookie banner, a "skip to
+content" link, a newsletter box) is the site's, not the document's — unless it holds less than a third of the
+page's readable text (a mis-marked page: the whole page is read). ``h1``–``h6`` build the heading path; ``li``
+items become list items (nested lists indented) and join their lead-in paragraph; tables are read row by row against their header row; text directly inside ``div``-like
 containers becomes a paragraph. The ``<title>`` (else the first ``h1``) is the document title.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from compliance.connectors.assemble import Block, assemble, table_blocks
@@ -35,6 +37,8 @@ _FURNITURE_ROLES = frozenset({
     "banner", "navigation", "contentinfo", "complementary", "search", "dialog", "alertdialog", "menu", "menubar",
     "toolbar", "tooltip",
 })  # fmt: skip
+#: whether hidden elements are read (set by :func:`parse_html` when the page's visible part is too small)
+_READ_HIDDEN: ContextVar[bool] = ContextVar("_READ_HIDDEN", default=False)
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.IGNORECASE)
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _BLOCK = {
@@ -45,7 +49,9 @@ _BLOCK = {
 
 
 def _dropped(tag: Any) -> bool:
-    """Whether ``tag`` (a bs4 ``Tag``) is furniture or hidden: its tag, its ARIA role, or the page hides it."""
+    """Whether ``tag`` (a bs4 ``Tag``) is furniture or hidden: its tag, its ARIA role, or the page hides it
+    (``aria-hidden`` is not read as hidden: it speaks to screen readers, and a consent dialog's script sets it on
+    the whole page; ``hidden="until-found"`` is an accordion's content, found by search)."""
     if tag.name in _DROP:
         return True
     attrs = tag.attrs
@@ -54,10 +60,18 @@ def _dropped(tag: Any) -> bool:
     role = attrs.get("role")
     if isinstance(role, str) and any(r in _FURNITURE_ROLES for r in role.lower().split()):
         return True
-    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
+    if _READ_HIDDEN.get():
+        return False
+    hidden = attrs.get("hidden")
+    if hidden is not None and str(hidden).strip().lower() != "until-found":
         return True
     style = attrs.get("style")
     return isinstance(style, str) and bool(_HIDDEN_STYLE.search(style))
+
+
+def _text_size(node: Any) -> int:
+    """Characters of ``node``'s readable text (whitespace left out)."""
+    return len("".join(_inline(node).split()))
 
 
 def _main_content(root: Any) -> list[Any]:
@@ -73,11 +87,11 @@ def _main_content(root: Any) -> list[Any]:
         if _dropped(tag) or any(isinstance(a, Tag) and _dropped(a) for a in tag.parents):
             continue
         found.append(tag)
-    main_chars = sum(len("".join(_inline(t).split())) for t in found)
-    page_chars = len("".join(_inline(root).split()))
+    if not found:
+        return [root]
     # a <main> that holds less than a third of the page's readable text is mis-marked (the policy itself stands
     # beside it): the whole page is read then, rather than losing the document
-    return found if main_chars and main_chars * 3 >= page_chars else [root]
+    return found if sum(map(_text_size, found)) * 3 >= _text_size(root) else [root]
 
 
 def _inline(node: Any) -> str:
@@ -209,7 +223,17 @@ def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     if not title and (h1 := soup.find("h1")) is not None:
         title = " ".join(h1.get_text().split())
     root = soup.body or soup
-    blocks = [block for part in _main_content(root) for block in _walk(part)]
+    visible = _text_size(root)
+    token = _READ_HIDDEN.set(True)
+    try:
+        everything = _text_size(root)
+    finally:
+        _READ_HIDDEN.reset(token)
+    token = _READ_HIDDEN.set(visible * 3 < everything)  # most of the page hidden: read what it hides too
+    try:
+        blocks = [block for part in _main_content(root) for block in _walk(part)]
+    finally:
+        _READ_HIDDEN.reset(token)
     check_paragraph_count(len(blocks), source, config)
     return assemble(
         blocks,
