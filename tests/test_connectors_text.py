@@ -240,8 +240,10 @@ def test_html_without_main_drops_furniture_roles_and_hidden_elements() -> None:
         "01234567",
     ):
         assert leak not in text
-    # without a marked main content, the site's loose links stay (the role model judges them)
-    assert "We keep account data" in text and "Skip to main content" in text
+    # without a marked main content the site's menu stays (links to other pages: the role model judges it); the
+    # skip link, a link to a place on the page, is navigation
+    assert "We keep account data" in text and "Home Pricing Log in" in text
+    assert "Skip to main content" not in text
 
 
 def test_html_hidden_main_is_not_the_main_content() -> None:
@@ -289,3 +291,22 @@ def test_html_until_found_content_is_read_and_hidden_content_is_not() -> None:
     )
     text = parse_bytes(page.encode(), "p.html").text
     assert "approved by the CISO" in text and "draft rule" not in text
+
+
+def test_html_page_navigation_is_not_text() -> None:
+    """A privacy notice's own table of contents (links to its sections) is no paragraph of the notice, nor is a
+    "Back to top" after a paragraph's last sentence; a link to a section inside a sentence is text."""
+    page = """<html><body><main><h1>Privacy Notice</h1>
+<p>On this page:</p>
+<ul><li><a href="#who">Who we are</a></li><li><a href="#rights">Your rights</a>
+  <ul><li><a href="#access">Access</a></li></ul></li></ul>
+<h2 id="who">Who we are</h2><p>Example Bank plc is the controller of your personal data.</p>
+<h2 id="rights">Your rights</h2>
+<p>You can ask for a copy of your data at any time, as <a href="#access">explained below</a>. <a href="#top">Back to top</a></p>
+<p><a href="#top">Back to top</a></p></main></body></html>"""
+    doc = parse_bytes(page.encode(), "notice.html")
+    assert [p.text for p in doc.paragraphs] == [
+        "On this page:",
+        "Example Bank plc is the controller of your personal data.",
+        "You can ask for a copy of your data at any time, as explained below.",
+    ]

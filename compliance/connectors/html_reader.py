@@ -7,7 +7,9 @@ or ``visibility: hidden``) — unless what is left holds less than a third of th
 dialog covered it, or one a script reveals: its hidden parts are read then). A page that marks its main content
 (``<main>`` or ``role="main"``) is read from there only: what stands beside it (a cookie banner, a "skip to
 content" link, a newsletter box) is the site's, not the document's — unless it holds less than a third of the
-page's readable text (a mis-marked page: the whole page is read). ``h1``–``h6`` build the heading path; ``li``
+page's readable text (a mis-marked page: the whole page is read). The page's own navigation — its table of
+contents, a skip link, "Back to top" — is no text of the document (:func:`_without_page_navigation`). ``h1``–``h6``
+build the heading path; ``li``
 items become list items (nested lists indented) and join their lead-in paragraph; tables are read row by row against their header row; text directly inside ``div``-like
 containers becomes a paragraph. The ``<title>`` (else the first ``h1``) is the document title.
 """
@@ -117,6 +119,37 @@ def _inline(node: Any) -> str:
     return "".join(out)
 
 
+def _in_page_link(tag: Any) -> bool:
+    """An ``<a href="#…">``: a link to a place on the same page (a skip link, a table of contents, "Back to top")."""
+    href = tag.get("href") if tag.name == "a" else None
+    return isinstance(href, str) and href.startswith("#")
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def _without_page_navigation(node: Any) -> str:
+    """``node``'s text (whitespace collapsed) without the page's own navigation: empty when all of it is links to
+    places on the page (an entry of the page's table of contents, a "Skip to main content" link), and without a
+    last such link that follows a finished sentence ("… at any time. Back to top"). A link inside a sentence
+    ("see <a href="#rights">your rights</a> below") is text."""
+    text = " ".join(_inline(node).split())
+    if not text:
+        return ""
+    links = [a for a in node.find_all("a") if _in_page_link(a) and not any(map(_dropped, [a, *a.parents]))]
+    if not links:
+        return text
+    linked = [" ".join(_inline(a).split()) for a in links]
+    if _squash("".join(linked)) == _squash(text):
+        return ""
+    last = linked[-1]
+    before = text[: len(text) - len(last)].rstrip()
+    if last and text.endswith(last) and before[-1:] in ".!?":
+        return before
+    return text
+
+
 def _table(table: Any) -> Iterator[Block]:
     rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
     grid: list[list[str]] = []
@@ -146,7 +179,7 @@ def _list(node: Any, depth: int) -> Iterator[Block]:
         nested = [c for c in li.find_all(["ul", "ol"], recursive=False)]
         for sub in nested:
             sub.extract()
-        text = " ".join(_inline(li).split())
+        text = _without_page_navigation(li)  # a table of contents' entry is no item of the document
         if text:
             yield Block("list-item", text, level=depth, marker=f"{n}." if ordered else "-")
         n += 1
@@ -159,11 +192,14 @@ def _walk(node: Any) -> Iterator[Block]:
     from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
 
     loose: list[str] = []
+    navigation: list[str] = []  # the loose text's in-page links ("Skip to main content" under <body>)
 
     def flush() -> Iterator[Block]:
         text = " ".join("".join(loose).split())
+        only_navigation = _squash("".join(navigation)) == _squash(text)
         loose.clear()
-        if text:
+        navigation.clear()
+        if text and not only_navigation:
             yield Block("paragraph", text)
 
     for child in node.children:
@@ -177,6 +213,8 @@ def _walk(node: Any) -> Iterator[Block]:
         name = child.name
         if name not in _BLOCK:
             loose.append(_inline(child))
+            if _in_page_link(child):
+                navigation.append(loose[-1])
             continue
         if name == "br":
             loose.append(" ")
@@ -185,7 +223,7 @@ def _walk(node: Any) -> Iterator[Block]:
         if name in _HEADINGS:
             yield Block("heading", " ".join(_inline(child).split()), level=_HEADINGS[name])
         elif name in ("p", "dt", "dd", "figcaption", "caption", "summary", "address", "pre"):
-            text = " ".join(_inline(child).split())
+            text = _without_page_navigation(child)
             if text:
                 yield Block("paragraph", text)
         elif name in ("ul", "ol"):
