@@ -310,3 +310,28 @@ def test_html_page_navigation_is_not_text() -> None:
         "Example Bank plc is the controller of your personal data.",
         "You can ask for a copy of your data at any time, as explained below.",
     ]
+
+
+def test_markdown_page_navigation_is_not_text() -> None:
+    """The same for Markdown (policy templates kept in a repository open with a table of contents)."""
+    text = """# Access Control Policy
+
+## Table of Contents
+
+- [Purpose](#purpose)
+- [Policy](#policy)
+  - [Account management](#account-management)
+
+## Policy
+
+Accounts of leavers are disabled on their last working day; see [Purpose](#purpose) for why.
+
+[Back to top](#access-control-policy)
+"""
+    doc = parse_bytes(text.encode(), "policy.md")
+    assert [(p.text, p.heading_path) for p in doc.paragraphs] == [
+        (
+            "Accounts of leavers are disabled on their last working day; see Purpose for why.",
+            ("Access Control Policy", "Policy"),
+        )
+    ]

@@ -57,6 +57,25 @@ class Block:
     role: ParagraphRole | None = None
 
 
+def without_page_navigation(text: str, in_page_links: list[str]) -> str:
+    """A block's ``text`` (whitespace collapsed) without the page's own navigation, given the texts of its links to
+    places on the same page (HTML ``href="#…"``, Markdown ``[…](#…)``): empty when the block is nothing but such
+    links (an entry of the page's table of contents, a "Skip to main content" link), and without a last such link
+    that follows a finished sentence ("… at any time. Back to top"). A link inside a sentence ("see your rights
+    below") is text."""
+    text = " ".join(text.split())
+    linked = [" ".join(t.split()) for t in in_page_links]
+    if not text or not linked:
+        return text
+    if "".join("".join(linked).split()) == "".join(text.split()):
+        return ""
+    last = linked[-1]
+    before = text[: len(text) - len(last)].rstrip()
+    if last and text.endswith(last) and before[-1:] in ".!?":
+        return before
+    return text
+
+
 def table_blocks(
     grid: Sequence[Sequence[str]], *, header: bool | None = None, page: int | None = None
 ) -> list[Block]:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from compliance.connectors.assemble import Block, assemble, table_blocks
+from compliance.connectors.assemble import Block, assemble, table_blocks, without_page_navigation
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.safety import check_paragraph_count, check_size
@@ -130,24 +130,9 @@ def _squash(text: str) -> str:
 
 
 def _without_page_navigation(node: Any) -> str:
-    """``node``'s text (whitespace collapsed) without the page's own navigation: empty when all of it is links to
-    places on the page (an entry of the page's table of contents, a "Skip to main content" link), and without a
-    last such link that follows a finished sentence ("… at any time. Back to top"). A link inside a sentence
-    ("see <a href="#rights">your rights</a> below") is text."""
-    text = " ".join(_inline(node).split())
-    if not text:
-        return ""
+    """``node``'s text without the page's own navigation (:func:`without_page_navigation`)."""
     links = [a for a in node.find_all("a") if _in_page_link(a) and not any(map(_dropped, [a, *a.parents]))]
-    if not links:
-        return text
-    linked = [" ".join(_inline(a).split()) for a in links]
-    if _squash("".join(linked)) == _squash(text):
-        return ""
-    last = linked[-1]
-    before = text[: len(text) - len(last)].rstrip()
-    if last and text.endswith(last) and before[-1:] in ".!?":
-        return before
-    return text
+    return without_page_navigation(_inline(node), [_inline(a) for a in links])
 
 
 def _table(table: Any) -> Iterator[Block]:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from compliance.connectors.assemble import Block, assemble, table_blocks
+from compliance.connectors.assemble import Block, assemble, table_blocks, without_page_navigation
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.safety import check_paragraph_count, check_size
@@ -201,8 +201,12 @@ def parse_text(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     )
 
 
-def _inline_text(token: Any) -> str:
+def _inline_text(token: Any, *, page_navigation: bool = True) -> str:
+    """An inline token's text; with ``page_navigation`` False, without the page's own navigation (links to
+    places on the page: a table of contents' entry, "Back to top"; :func:`without_page_navigation`)."""
     out: list[str] = []
+    links: list[str] = []
+    link_start: int | None = None  # where the text of an open in-page link starts in ``out``
     for child in token.children or []:
         if child.type in ("text", "code_inline"):
             out.append(child.content)
@@ -212,7 +216,13 @@ def _inline_text(token: Any) -> str:
             out.append("\n")
         elif child.type == "image":
             out.append(child.content or "")
-    return "".join(out)
+        elif child.type == "link_open" and str(child.attrGet("href") or "").startswith("#"):
+            link_start = len(out)
+        elif child.type == "link_close" and link_start is not None:
+            links.append("".join(out[link_start:]))
+            link_start = None
+    text = "".join(out)
+    return text if page_navigation else without_page_navigation(text, links)
 
 
 def markdown_blocks(text: str) -> tuple[list[Block], str]:
@@ -260,7 +270,10 @@ def markdown_blocks(text: str) -> tuple[list[Block], str]:
             item_open -= 1
         elif t == "inline" and item_open:
             level, marker = item_markers[-1]
-            content = _inline_text(tok)
+            content = _inline_text(tok, page_navigation=False)  # a table of contents' entry is no item
+            if not content:
+                i += 1
+                continue
             if item_has_text[-1] and blocks and blocks[-1].kind == "list-item":
                 prev = blocks[-1]
                 blocks[-1] = Block(
@@ -279,8 +292,12 @@ def markdown_blocks(text: str) -> tuple[list[Block], str]:
             grid.append(row)
         elif t == "table_close":
             blocks.extend(table_blocks(grid, header=True))  # a Markdown table always has a header row
-        elif t == "inline" and tokens[i - 1].type == "paragraph_open":
-            blocks.append(Block("paragraph", _inline_text(tok)))
+        elif (
+            t == "inline"
+            and tokens[i - 1].type == "paragraph_open"
+            and (content := _inline_text(tok, page_navigation=False))
+        ):
+            blocks.append(Block("paragraph", content))
         i += 1
     return blocks, title
 
