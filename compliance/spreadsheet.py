@@ -12,7 +12,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["FORMULA_PREFIXES", "safe_cell", "safe_row"]
+__all__ = ["EXPORT_KEYWORD", "FORMULA_PREFIXES", "mark_export", "safe_cell", "safe_row"]
+
+#: the keyword every workbook this tool exports carries in its document properties: a folder audit recognises its
+#: own output by it and passes over it (:func:`compliance.connectors.sheet_reader.own_export`)
+EXPORT_KEYWORD = "compliance-export"
+
+
+def mark_export(workbook: Any) -> None:
+    """Mark an openpyxl workbook as this tool's export (:data:`EXPORT_KEYWORD` in its keywords)."""
+    workbook.properties.keywords = EXPORT_KEYWORD
+
 
 #: control characters that XML 1.0 — and so an XLSX file — cannot hold (a file name uploaded with one would make
 #: the workbook unwritable); they become U+FFFD

@@ -58,7 +58,7 @@ def test_blob_from_data_uses_mimetype_and_config() -> None:
     assert all("page" not in d.metadata for d in docs)
     assert docs[0].metadata["heading_path"] == ["Rules"]
     with pytest.raises(UnsupportedFormatError):
-        ComplianceBlobParser().parse(Blob.from_data(b"x", path="sheet.xlsx"))
+        ComplianceBlobParser().parse(Blob.from_data(b"x", path="slides.pptx"))
     with pytest.raises(DocumentError):
         ComplianceBlobParser().parse(Blob.from_data(b"", path="empty.txt"))
 

@@ -127,13 +127,13 @@ def test_python_docx_parser_does_not_resolve_entities(tmp_path: Path, docx_bytes
 
 def test_unsupported_extension(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedFormatError, match="supported extensions") as info:
-        parse_bytes(b"data", "sheet.xlsx")
+        parse_bytes(b"data", "slides.pptx")
     assert info.value.code == "C302"
     with pytest.raises(UnsupportedFormatError, match=r"save the document as \.docx"):
         parse_bytes(b"data", "old.doc")
-    (tmp_path / "x.xlsx").write_bytes(b"data")
+    (tmp_path / "x.pptx").write_bytes(b"data")
     with pytest.raises(UnsupportedFormatError):
-        parse_path(tmp_path / "x.xlsx")
+        parse_path(tmp_path / "x.pptx")
 
 
 def test_missing_file(tmp_path: Path) -> None:

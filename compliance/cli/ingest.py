@@ -65,7 +65,7 @@ def ingest(
     database_url: str | None,
     as_json: bool,
 ) -> None:
-    """Ingest documents (.docx, .pdf, .txt, .md, .html files or folders) into the store.
+    """Ingest documents (.docx, .pdf, .txt, .md, .html, .xlsx, .csv files or folders) into the store.
 
     Re-ingesting an unchanged file adds nothing; a changed file becomes a new version (the old one is kept).
     Files that cannot be read are reported on stderr and the batch goes on; the exit status is then 1 (0 with

@@ -13,7 +13,11 @@ from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.registry import SUPPORTED_EXTENSIONS
 from compliance.connectors.sandbox import parse_file
+from compliance.connectors.sheet_reader import own_export
 from compliance.errors import DocumentError
+
+#: spreadsheet extensions, checked for this tool's own exports when a folder is walked
+_SHEETS = frozenset({".xlsx", ".xlsm", ".csv"})
 
 logger = logging.getLogger(__name__)
 
@@ -141,6 +145,8 @@ def iter_paths(
                 skip(path, f"unsupported extension {PurePath(entry.name).suffix or '(none)'!r}")
             elif not stat.S_ISREG(mode):
                 skip(path, f"not a regular file ({_kind(mode)})")
+            elif path.suffix.lower() in _SHEETS and own_export(path):
+                skip(path, "an export of this tool (review spreadsheet or coverage workbook), not a document")
             else:
                 yield path
 

@@ -49,6 +49,12 @@ _PDF = ConnectorSpec("pdf", "application/pdf", "compliance.connectors.pdf_reader
 _TEXT = ConnectorSpec("text", "text/plain", "compliance.connectors.text_reader:parse_text")
 _MD = ConnectorSpec("markdown", "text/markdown", "compliance.connectors.text_reader:parse_markdown")
 _HTML = ConnectorSpec("html", "text/html", "compliance.connectors.html_reader:parse_html")
+_XLSX = ConnectorSpec(
+    "xlsx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "compliance.connectors.sheet_reader:parse_xlsx",
+)
+_CSV = ConnectorSpec("csv", "text/csv", "compliance.connectors.sheet_reader:parse_csv")
 
 CONNECTORS: dict[str, ConnectorSpec] = {
     ".docx": _DOCX,
@@ -60,6 +66,9 @@ CONNECTORS: dict[str, ConnectorSpec] = {
     ".html": _HTML,
     ".htm": _HTML,
     ".xhtml": _HTML,
+    ".xlsx": _XLSX,
+    ".xlsm": _XLSX,
+    ".csv": _CSV,
 }
 
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(CONNECTORS)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance.errors import ConfigurationError
-from compliance.spreadsheet import FORMULA_PREFIXES, safe_cell
+from compliance.spreadsheet import FORMULA_PREFIXES, mark_export, safe_cell
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.store.link_history import CurrentLink
@@ -171,6 +171,7 @@ def _write_xlsx(rows: list[dict[str, Any]], out: Path) -> None:
     from openpyxl.worksheet.datavalidation import DataValidation
 
     wb = Workbook()
+    mark_export(wb)
     ws = wb.active
     assert ws is not None
     ws.title = "links"

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance.reports.link_sheet import cell
+from compliance.spreadsheet import mark_export
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.reports.coverage import CoverageReport
@@ -23,6 +24,7 @@ def write_coverage_xlsx(report: CoverageReport, out: Path) -> Path:
     from openpyxl.styles import Font, PatternFill
 
     wb = Workbook()
+    mark_export(wb)
     bold = Font(bold=True)
 
     def sheet(name: str, header: list[str], rows: list[list[Any]], first: bool = False) -> Any:

@@ -61,7 +61,7 @@ async def submit_audit(
         min_length=1,
         max_length=1024,
         pattern=DOCUMENT_NAME,
-        description="File name; its extension picks the parser (.docx, .pdf, .txt, .md, .html …).",
+        description="File name; its extension picks the parser (.docx, .pdf, .txt, .md, .html, .xlsx, .csv …).",
     ),
     top_k: int = Query(5, ge=1, le=99, description="At most this many articles linked per paragraph."),
     caller: Caller = reviewer,
