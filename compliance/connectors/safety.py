@@ -115,6 +115,10 @@ def _bomb(source: str, limit: int) -> DocumentTooLargeError:
     )
 
 
+#: what a package with this main part is, for error messages
+_KIND = {"word/document.xml": ".docx", "xl/workbook.xml": ".xlsx"}
+
+
 def open_ooxml_zip(data: bytes, source: str, config: SplitConfig, main_part: str) -> zipfile.ZipFile:
     """Open an Office Open XML package after checking it is safe to unpack.
 
@@ -153,7 +157,7 @@ def open_ooxml_zip(data: bytes, source: str, config: SplitConfig, main_part: str
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, ValueError, EOFError) as e:
-        raise DocumentError(source, f"not a valid .docx (zip) file: {e}") from e
+        raise DocumentError(source, f"not a valid {_KIND.get(main_part, 'Office')} (zip) file: {e}") from e
     if len(infos) > config.max_zip_members:
         raise DocumentTooLargeError(
             source, f"the package has {len(infos):,} members, more than {config.max_zip_members:,}"
@@ -179,7 +183,9 @@ def open_ooxml_zip(data: bytes, source: str, config: SplitConfig, main_part: str
                 )
     names = {info.filename for info in infos}
     if main_part not in names:
-        raise DocumentError(source, f"not a Word document: the package has no {main_part}")
+        raise DocumentError(
+            source, f"not a {_KIND.get(main_part, 'Office')} file: the package has no {main_part}"
+        )
     unpacked = 0
     for info in infos:  # the real sizes, counted while inflating
         is_xml = info.filename.lower().endswith((".xml", ".rels"))
