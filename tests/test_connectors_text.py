@@ -335,3 +335,29 @@ Accounts of leavers are disabled on their last working day; see [Purpose](#purpo
             ("Access Control Policy", "Policy"),
         )
     ]
+
+
+def test_html_layout_table_is_read_as_the_page() -> None:
+    """An old intranet page: the menu in one cell, the whole policy (headings, paragraphs, a list, a data table) in
+    the next. Read as a data table it was one row holding every paragraph; a data table whose cells hold a
+    ``<p>`` each (HTML saved from Word) stays a table."""
+    page = """<html><body><table width="100%"><tr><td><a href="/a">Home</a><br><a href="/b">Policies</a></td><td>
+<h1>Data Retention Policy</h1><h2>1. Scope</h2><p>This policy applies to all records that contain personal data.</p>
+<h2>2. Retention</h2><p>Customer records are kept for six years after the end of the contract.</p>
+<table border="1"><tr><th><p>Record</p></th><th><p>Period</p></th></tr>
+<tr><td><p>Invoices</p></td><td><p>10 years</p></td></tr></table></td></tr></table></body></html>"""
+    doc = parse_bytes(page.encode(), "retention.html")
+    assert [(p.kind, p.heading_path, p.text) for p in doc.paragraphs] == [
+        ("paragraph", (), "Home Policies"),
+        (
+            "paragraph",
+            ("Data Retention Policy", "1. Scope"),
+            "This policy applies to all records that contain personal data.",
+        ),
+        (
+            "paragraph",
+            ("Data Retention Policy", "2. Retention"),
+            "Customer records are kept for six years after the end of the contract.",
+        ),
+        ("table-row", ("Data Retention Policy", "2. Retention"), "Record: Invoices; Period: 10 years"),
+    ]

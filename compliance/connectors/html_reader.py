@@ -8,10 +8,13 @@ dialog covered it, or one a script reveals: its hidden parts are read then). A p
 (``<main>`` or ``role="main"``) is read from there only: what stands beside it (a cookie banner, a "skip to
 content" link, a newsletter box) is the site's, not the document's — unless it holds less than a third of the
 page's readable text (a mis-marked page: the whole page is read). The page's own navigation — its table of
-contents, a skip link, "Back to top" — is no text of the document (:func:`_without_page_navigation`). ``h1``–``h6``
-build the heading path; ``li``
-items become list items (nested lists indented) and join their lead-in paragraph; tables are read row by row against their header row; text directly inside ``div``-like
-containers becomes a paragraph. The ``<title>`` (else the first ``h1``) is the document title.
+contents, a skip link, "Back to top" — is no text of the document (:func:`_without_page_navigation`).
+
+``h1``–``h6`` build the heading path; ``li`` items become list items (nested lists indented) and join their lead-in
+paragraph; tables are read row by row against their header row, except a table that lays out the page (a cell
+holding a heading or more than three blocks: :func:`_layout_table`), whose cells are read as parts of the page;
+text directly inside ``div``-like containers becomes a paragraph. The ``<title>`` (else the first ``h1``) is the
+document title.
 """
 
 from __future__ import annotations
@@ -135,6 +138,28 @@ def _without_page_navigation(node: Any) -> str:
     return without_page_navigation(_inline(node), [_inline(a) for a in links])
 
 
+_CONTAINER_BLOCKS = ("p", "ul", "ol", "table", "div", "blockquote", "section", "article")
+
+
+def _own_cells(table: Any) -> list[Any]:
+    """The cells of ``table`` itself (not those of tables nested in it), row by row."""
+    rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
+    return [cell for tr in rows for cell in tr.find_all(["td", "th"], recursive=False)]
+
+
+def _layout_table(table: Any) -> bool:
+    """Whether ``table`` lays out the page rather than holding data: one of its cells holds a heading, or more
+    than three blocks (paragraphs, lists, tables). Old intranet pages put the menu in one cell and the whole
+    policy in the next; read as a data table, the policy became one row. (A data table's cell may hold a
+    paragraph or two: HTML saved from Word wraps every cell's text in a ``<p>``.)"""
+    for cell in _own_cells(table):
+        if cell.find(list(_HEADINGS)) is not None:
+            return True
+        if len(cell.find_all(_CONTAINER_BLOCKS, recursive=False)) > 3:
+            return True
+    return False
+
+
 def _table(table: Any) -> Iterator[Block]:
     rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
     grid: list[list[str]] = []
@@ -213,6 +238,9 @@ def _walk(node: Any) -> Iterator[Block]:
                 yield Block("paragraph", text)
         elif name in ("ul", "ol"):
             yield from _list(child, 0)
+        elif name == "table" and _layout_table(child):
+            for cell in _own_cells(child):  # a layout grid: its cells are read as parts of the page
+                yield from _walk(cell)
         elif name == "table":
             yield from _table(child)
         elif name != "hr":
