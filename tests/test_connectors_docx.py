@@ -213,3 +213,32 @@ def test_auto_numbered_headings_and_list_level_text(tmp_path: Path) -> None:
     assert lst.text == (
         "The controller shall ensure that:\n(a) access is logged\n(b) logs are reviewed\n  (i) monthly\n  (ii) by the CISO"
     )
+
+
+def test_a_box_of_one_cell_is_body_text_and_a_table_stays_a_table(tmp_path: Path) -> None:
+    """A bordered box (a table of one row and one column) around some rules: each rule is a paragraph of its own,
+    as in the PDF reader; they had been one "table row" holding every rule. A real table is unchanged."""
+    import docx
+
+    d = docx.Document()
+    d.add_heading("Clean Desk Policy", 1)
+    cell = d.add_table(rows=1, cols=1).rows[0].cells[0]
+    cell.paragraphs[0].text = "Desks are cleared of papers with personal data at the end of every day."
+    cell.add_paragraph("Screens are locked whenever staff leave their desk, even for a moment.")
+    table = d.add_table(rows=2, cols=2)
+    for (i, j), text in {
+        (0, 0): "Area",
+        (0, 1): "Rule",
+        (1, 0): "Printers",
+        (1, 1): "Collect at once",
+    }.items():
+        table.rows[i].cells[j].text = text
+    d.save(str(tmp_path / "boxed.docx"))
+    doc = parse_path(tmp_path / "boxed.docx")
+    b.check_invariants(doc)
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        ("paragraph", "Desks are cleared of papers with personal data at the end of every day."),
+        ("paragraph", "Screens are locked whenever staff leave their desk, even for a moment."),
+        ("table-row", "Area: Rule"),  # a two-column table without a bold header: label/value pairs, as before
+        ("table-row", "Printers: Collect at once"),
+    ]

@@ -298,6 +298,16 @@ def _table_rows(tbl: Any) -> Iterator[Block]:
     yield from table_blocks(grid, header=header)
 
 
+def _single_cell(tbl: Any) -> Any | None:
+    """The one cell of a table of one row and one column (a bordered box or shaded callout around some
+    paragraphs: read as body text, each paragraph on its own, as the PDF reader reads a box), else None."""
+    rows = tbl.findall(_w("tr"))
+    if len(rows) != 1:
+        return None
+    cells = rows[0].findall(_w("tc"))
+    return cells[0] if len(cells) == 1 else None
+
+
 def _body_blocks(container: Any, styles: _Styles, numbering: _Numbering) -> Iterator[Block]:
     for child in container:
         tag = child.tag
@@ -305,6 +315,8 @@ def _body_blocks(container: Any, styles: _Styles, numbering: _Numbering) -> Iter
             block = _paragraph_block(child, styles, numbering)
             if block is not None:
                 yield block
+        elif tag == _w("tbl") and (box := _single_cell(child)) is not None:
+            yield from _body_blocks(box, styles, numbering)  # a box around text (a callout), not a table
         elif tag == _w("tbl"):
             yield from _table_rows(child)
         elif tag in (_w("sdt"), _w("customXml")):
