@@ -377,3 +377,39 @@ def test_a_description_that_cites_the_act_is_mapped(store: Any, model_dir: Path,
     clf.config = replace(clf.config, citation_names=None)  # a model that reads no citations maps neither
     report = audit_documents(store, [doc.parent], clf, config=ClassifierLinkConfig(top_k=3), reclassify=True)
     assert report.documents[0].classified == 0
+
+
+def test_a_paragraph_in_another_language_is_not_mapped_and_is_counted(
+    store: Any, model_dir: Path, tmp_path: Path
+) -> None:
+    """A bilingual policy: the English rules are mapped; the German and French ones are not (the classifier reads
+    English: the shipped one ranked a French retention rule Art. 36 at 0.88), and the summary counts them by
+    language. ``languages=()`` maps every paragraph."""
+    from compliance.models.classifier import load
+
+    store.save_law(mini_gdpr())
+    doc = tmp_path / "policies" / "retention.txt"
+    doc.parent.mkdir()
+    english = "Customer records are kept for six years after the end of the contract and then deleted."
+    german = "Kundendaten werden sechs Jahre nach dem Ende des Vertrages aufbewahrt und danach gelöscht."
+    french = "Les données des clients sont conservées pendant six ans après la fin du contrat, puis effacées."
+    doc.write_text(f"Retention\n\n{english}\n\n{german}\n\n{french}\n", encoding="utf-8")
+    clf = load(model_dir, device="cpu", bf16=False)
+    report = audit_documents(store, [doc.parent], clf, config=ClassifierLinkConfig(top_k=3))
+    (summary,) = report.documents
+    assert summary.classified == 1 and summary.other_languages == {"de": 1, "fr": 1}
+    linked = {p.text for p in store.iter_paragraphs() if store.list_links(paragraph_id=p.id)}
+    assert linked == {english}
+    config = ClassifierLinkConfig(top_k=3, languages=())
+    report = audit_documents(store, [doc.parent], clf, config=config, reclassify=True)
+    assert report.documents[0].classified == 3 and report.documents[0].other_languages == {}
+
+
+def test_other_language_needs_enough_words_and_confidence() -> None:
+    from compliance.linking.language import other_language
+
+    assert other_language("Les données des clients sont conservées pendant six ans.", ("en",)) == "fr"
+    assert other_language("Les données des clients sont conservées pendant six ans.", ("en", "fr")) is None
+    assert other_language("Datenschutz-Grundverordnung (DSGVO)", ("en",)) is None  # too short to tell
+    assert other_language("MFA is enforced for VPN, SSH and RDP access.", ("en",)) is None
+    assert other_language("ID: AC-01; Control: Backups are encrypted with AES-256.", ("en",)) is None

@@ -73,6 +73,8 @@ class AuditedDocument:
     principles: list[dict[str, Any]] = field(default_factory=list)
     #: paragraphs not mapped because of their role (``{"metadata": 7, "furniture": 2}``)
     skipped: dict[str, int] = field(default_factory=dict)
+    #: paragraphs not mapped because they are written in a language the classifier does not read (``{"de": 12}``)
+    other_languages: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -291,6 +293,7 @@ def audit_documents(
                 "paragraphs_classified": sum(s.classified for s in summaries),
                 "needs_review": sum(len(s.needs_review) for s in summaries),
                 "skipped_by_role": dict(sum((Counter(s.skipped) for s in summaries), Counter())),
+                "skipped_by_language": dict(sum((Counter(s.other_languages) for s in summaries), Counter())),
             }
         )
     return AuditReport(run.id, model_info, summaries, failures, total_links, run.number)
@@ -311,6 +314,8 @@ class _PendingDocument:
     own_texts: dict[int, str] = field(default_factory=dict)
     # paragraphs of a role that is not mapped, mapped because they cite the act by name
     cited: set[int] = field(default_factory=set)
+    # paragraphs set aside because of their language: language → how many
+    other_languages: dict[str, int] = field(default_factory=dict)
 
 
 def _prepare_document(
@@ -348,6 +353,17 @@ def _prepare_document(
         for p in paragraphs
         if p.id not in done and (_is_mapped(p.role, roles) or p.id in cited) and classifiable(p.text, config)
     ]
+    other_languages: Counter[str] = Counter()
+    if config.languages and todo:  # a paragraph in a language the classifier does not read is not mapped
+        from compliance.linking.language import other_language
+
+        kept = []
+        for pid, text in todo:
+            if language := other_language(text, config.languages):
+                other_languages[language] += 1
+            else:
+                kept.append((pid, text))
+        todo = kept
     contexts: dict[int, str] = {}
     own_texts: dict[int, str] = {}
     if config.lead_in_context and todo:
@@ -356,7 +372,14 @@ def _prepare_document(
         own_texts = {pid: text for pid, text in todo if pid in contexts}
         todo = [(pid, read_with(contexts[pid], text) if pid in contexts else text) for pid, text in todo]
     return _PendingDocument(
-        outcome, paragraphs, todo, len(todo), contexts=contexts, own_texts=own_texts, cited=cited
+        outcome,
+        paragraphs,
+        todo,
+        len(todo),
+        contexts=contexts,
+        own_texts=own_texts,
+        cited=cited,
+        other_languages=dict(sorted(other_languages.items())),
     )
 
 
@@ -496,6 +519,7 @@ def _store_document(
             if a in umbrella_articles
         ],
         skipped=_skipped_roles([p for p in paragraphs if p.id not in state.cited], roles),
+        other_languages=state.other_languages,
     )
 
 

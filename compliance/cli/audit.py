@@ -132,6 +132,9 @@ def audit_command(
             if doc.skipped:
                 skipped = ", ".join(f"{n} {role}" for role, n in doc.skipped.items())
                 click.echo(f"  not mapped, by paragraph role: {skipped}")
+            if doc.other_languages:
+                languages = ", ".join(f"{n} {language}" for language, n in doc.other_languages.items())
+                click.echo(f"  not mapped, written in a language the classifier does not read: {languages}")
             for a in doc.top_articles:
                 click.echo(
                     f"  Art. {a['article']:>2} {a['title']}: {a['paragraphs']} paragraph(s) linked, "
