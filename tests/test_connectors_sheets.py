@@ -139,3 +139,26 @@ def test_own_exports_are_passed_over_in_a_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in found) == ["controls.csv", "matrix.xlsx"]
     assert sorted(name for name, _ in skipped) == ["coverage-gdpr.xlsx", "links.csv", "links.xlsx"]
     assert all("export of this tool" in why for _, why in skipped)
+
+
+def test_a_sheet_formatted_to_its_last_row_ends_after_ten_thousand_empty_rows(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import openpyxl
+    from openpyxl.styles import Font
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.append(["ID", "Control"])
+    ws.append(["AC-01", AC02])
+    for r in range(3, 10_010):
+        ws.cell(row=r, column=1).font = Font(bold=True)  # formatted, empty
+    ws.cell(row=10_020, column=1, value="ZZ-99")
+    ws.cell(row=10_020, column=2, value="A row far below the table.")
+    out = io.BytesIO()
+    wb.save(out)
+    with caplog.at_level("WARNING"):
+        doc = parse_bytes(out.getvalue(), "formatted.xlsx")
+    assert [p.text for p in doc.paragraphs] == [f"ID: AC-01; Control: {AC02}"]
+    assert "10,000 empty rows in a row" in caplog.text

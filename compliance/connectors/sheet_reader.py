@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import logging
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -34,6 +35,8 @@ from compliance.connectors.text_reader import decode_text
 from compliance.errors import DocumentError
 from compliance.spreadsheet import EXPORT_KEYWORD
 
+logger = logging.getLogger(__name__)
+
 XLSX_MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 CSV_MEDIA_TYPE = "text/csv"
 #: columns whose presence in a CSV header marks the review spreadsheet of ``compliance links export``
@@ -43,6 +46,9 @@ _REVIEW_SHEET_COLUMNS = frozenset({"link_id", "text_sha256", "decision"})
 _EXPORT_MARKS = (EXPORT_KEYWORD.encode(),)
 _REVIEW_SHEET_NAMES = (b'name="links"', b'name="how to review"')
 _COVERAGE_SHEET_NAMES = (b'name="summary"', b'name="matrix"', b'name="gaps"', b'name="suggested only"')
+#: this many empty rows in a row end a sheet's reading, with a warning (a sheet formatted down to its last row lists
+#: a million)
+_EMPTY_ROWS_ENDING_A_SHEET = 10_000
 
 
 def _cell(value: Any) -> str:
@@ -113,13 +119,25 @@ def parse_xlsx(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
             if getattr(sheet, "sheet_state", "visible") != "visible":
                 continue  # a hidden sheet (lookup lists, calculations) is not the catalogue
             grid: list[list[str]] = []
+            empty_run = 0
             for values in sheet.iter_rows(values_only=True):
                 row = [_cell(v) for v in values]
-                if any(row):
-                    rows_read += 1
-                    check_paragraph_count(rows_read, source, config)
+                if not any(row):
+                    empty_run += 1
+                    if empty_run >= _EMPTY_ROWS_ENDING_A_SHEET:  # formatting down to row 1,048,576
+                        logger.warning(
+                            "%s: sheet %r read up to its %s empty rows in a row; the rest is not read",
+                            source,
+                            sheet.title,
+                            f"{empty_run:,}",
+                        )
+                        break
+                    continue
+                empty_run = 0
+                rows_read += 1
+                check_paragraph_count(rows_read, source, config)
                 grid.append(row)
-            if any(any(r) for r in grid):
+            if grid:
                 sheets.append((str(sheet.title), grid))
         # the workbook's own title, else its file name: a sheet's name ("Sheet1", "Controls") names no document
         title = str(workbook.properties.title or "").strip() or _stem(source)
