@@ -591,3 +591,22 @@ def test_a_table_raises_one_alert_its_other_rows_are_kept_for_review(
     out = CliRunner().invoke(cli, ["alerts", "show", str(kept.id), "--database", store.url])
     assert out.exit_code == 0, out.output
     assert f"one alert per table: its best row, paragraph {alerted[0]}, stands for it" in out.output
+
+
+def test_a_control_in_another_language_raises_no_alert(
+    store: Any, loaded: dict[str, Any], decision: Any
+) -> None:
+    """The encoder reads English: a control paragraph written in another language is no candidate, as the audit
+    does not map it. Read as if the encoder read German only, the English controls raise nothing."""
+    english = run_alerts(store, "minicookie", decision=decision, search=loaded["search"])
+    assert any(a.decision == "alert" for a in english.alerts)
+    german_only = run_alerts(
+        store, "minicookie", decision=decision, search=loaded["search"], config=AlertConfig(languages=("de",))
+    )
+    assert not german_only.alerts
+    every = run_alerts(
+        store, "minicookie", decision=decision, search=loaded["search"], config=AlertConfig(languages=())
+    )
+    assert [(a.paragraph_id, a.decision) for a in every.alerts] == [
+        (a.paragraph_id, a.decision) for a in english.alerts
+    ]

@@ -176,6 +176,10 @@ class AlertConfig:
     alert_budget: float | None = 0.2
     review_budget: float | None = 0.2
     min_budget: int = 10
+    #: the languages the link decision's encoder reads: a control paragraph confidently written in another
+    #: (:func:`compliance.linking.language.other_language`) raises no alert, as the audit does not map it; empty:
+    #: every candidate is scored
+    languages: tuple[str, ...] = ("en",)
 
     def __post_init__(self) -> None:
         if self.within_article not in {"hybrid", "dense"}:
@@ -582,6 +586,12 @@ def _decide(
         p.id: p for p in store.get_paragraphs([int(c) for c in candidates])
     }
     candidates = [c for c in candidates if int(c) in paragraphs]
+    if config.languages:  # the encoder reads English: a German control's cosines say nothing
+        from compliance.linking.language import other_language
+
+        candidates = [
+            c for c in candidates if other_language(paragraphs[int(c)].text, config.languages) is None
+        ]
     if not candidates:
         return [], searched
 
