@@ -242,3 +242,29 @@ def test_a_box_of_one_cell_is_body_text_and_a_table_stays_a_table(tmp_path: Path
         ("table-row", "Area: Rule"),  # a two-column table without a bold header: label/value pairs, as before
         ("table-row", "Printers: Collect at once"),
     ]
+
+
+def test_headings_typed_as_bold_paragraphs(tmp_path: Path) -> None:
+    """A policy whose headings are bold body-text paragraphs (no heading style): numbered, in capitals or in title
+    case they are headings — the first gives the title —; a bold rule in sentence case stays a paragraph."""
+    import docx
+
+    d = docx.Document()
+    for text, bold in [
+        ("ACCEPTABLE USE POLICY", True),
+        ("1. Purpose", True),
+        ("This policy sets out the acceptable use of company IT systems by staff.", False),
+        ("2.1 Email Rules", True),
+        ("Do not forward customer data to private accounts", True),
+        ("E-mails containing special category data are sent encrypted.", False),
+    ]:
+        d.add_paragraph().add_run(text).bold = bold
+    d.save(str(tmp_path / "aup.docx"))
+    doc = parse_path(tmp_path / "aup.docx")
+    b.check_invariants(doc)
+    assert doc.title == "ACCEPTABLE USE POLICY"
+    assert [(p.heading_path, p.text) for p in doc.paragraphs] == [
+        (("1. Purpose",), "This policy sets out the acceptable use of company IT systems by staff."),
+        (("1. Purpose", "2.1 Email Rules"), "Do not forward customer data to private accounts"),
+        (("1. Purpose", "2.1 Email Rules"), "E-mails containing special category data are sent encrypted."),
+    ]

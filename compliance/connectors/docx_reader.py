@@ -256,7 +256,37 @@ def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | 
         return Block("list-item", text, level=ilvl, marker=numbering.marker(num_id, ilvl, info.name))
     if info.name.lower().startswith("list bullet"):
         return Block("list-item", text, level=0, marker="-")
+    if (level := _bold_heading_level(p, text)) is not None:
+        return Block("heading", text.strip(), level=level)
     return Block("paragraph", text)
+
+
+_SECTION_NUMBER_RE = re.compile(
+    r"^(?:(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?|[A-Z][.)]|(?:section|part|chapter|annex|appendix)\s+\w+)\s",
+    re.IGNORECASE,
+)
+_SENTENCE_END = tuple(".!?;:,")
+
+
+def _bold_heading_level(p: Any, text: str) -> int | None:
+    """The heading level of a paragraph typed as a heading by hand: in a body style, every run bold, at most ten
+    words, no sentence punctuation at its end, and numbered ("2.1 Email": level 2), in capitals ("ACCEPTABLE USE
+    POLICY") or in title case ("Data Retention": level 1). Many policies are written so, and their sections were
+    lost. A bold rule in sentence case ("Do not share passwords") stays a paragraph."""
+    stripped = " ".join(text.split())
+    words = stripped.split()
+    if not words or len(words) > 10 or stripped.endswith(_SENTENCE_END) or not _is_bold_row(p):
+        return None
+    numbered = _SECTION_NUMBER_RE.match(stripped)
+    if numbered is not None:
+        number = numbered.group("number")
+        return number.count(".") + 1 if number else 1
+    letters = [w for w in words if any(c.isalpha() for c in w)]
+    if not letters:
+        return None
+    capitals = stripped.isupper()
+    title_case = all(w[0].isupper() for w in letters if len(w) > 3)
+    return 1 if capitals or title_case else None
 
 
 def _is_bold_row(tr: Any) -> bool:
