@@ -361,3 +361,28 @@ def test_html_layout_table_is_read_as_the_page() -> None:
         ),
         ("table-row", ("Data Retention Policy", "2. Retention"), "Record: Invoices; Period: 10 years"),
     ]
+
+
+def test_html_headings_typed_as_bold_paragraphs() -> None:
+    """A notice written in a page editor: its sections are bold paragraphs, placed under the page's last real
+    heading (numbered ones as deep as their number); a bold sentence and a paragraph with one bold word stay text."""
+    page = """<html><body><main><h1>Privacy Notice</h1>
+<p><strong>1. Who we are</strong></p><p>Example Ltd is the controller of your personal data.</p>
+<p><strong>2. Your Rights</strong></p><p>You can ask for a copy of your data.</p>
+<p><b>2.1 Access</b></p><p>We answer requests for access within one month.</p>
+<p><strong>Do not send us passwords by e-mail</strong></p>
+<p>We are <strong>never</strong> going to ask for them.</p>
+<h2>Cookies</h2><p><strong>Essential Cookies</strong></p><p>Essential cookies keep you logged in.</p>
+</main></body></html>"""
+    doc = parse_bytes(page.encode(), "notice.html")
+    assert [(p.heading_path, p.text) for p in doc.paragraphs] == [
+        (("Privacy Notice", "1. Who we are"), "Example Ltd is the controller of your personal data."),
+        (("Privacy Notice", "2. Your Rights"), "You can ask for a copy of your data."),
+        (
+            ("Privacy Notice", "2. Your Rights", "2.1 Access"),
+            "We answer requests for access within one month.",
+        ),
+        (("Privacy Notice", "2. Your Rights", "2.1 Access"), "Do not send us passwords by e-mail"),
+        (("Privacy Notice", "2. Your Rights", "2.1 Access"), "We are never going to ask for them."),
+        (("Privacy Notice", "Cookies", "Essential Cookies"), "Essential cookies keep you logged in."),
+    ]

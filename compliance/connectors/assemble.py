@@ -57,6 +57,33 @@ class Block:
     role: ParagraphRole | None = None
 
 
+_SECTION_NUMBER_RE = re.compile(
+    r"^(?:(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?|[A-Z][.)]|(?:section|part|chapter|annex|appendix)\s+\w+)\s",
+    re.IGNORECASE,
+)
+
+
+def typed_heading_depth(text: str) -> int | None:
+    """Whether a bold paragraph's ``text`` reads as a heading typed by hand, and how deep: at most ten words, no
+    sentence punctuation at its end, and numbered ("2.1 Email": 2), in capitals ("ACCEPTABLE USE POLICY": 1) or in
+    title case ("Data Retention": 1). A bold rule in sentence case ("Do not share passwords") is no heading. The
+    caller checks that the whole paragraph is bold."""
+    stripped = " ".join(text.split())
+    words = stripped.split()
+    if not words or len(words) > 10 or stripped.endswith(tuple(".!?;:,")):
+        return None
+    numbered = _SECTION_NUMBER_RE.match(stripped)
+    if numbered is not None:
+        number = numbered.group("number")
+        return number.count(".") + 1 if number else 1
+    letters = [w for w in words if any(c.isalpha() for c in w)]
+    if not letters:
+        return None
+    if stripped.isupper() or all(w[0].isupper() for w in letters if len(w) > 3):
+        return 1
+    return None
+
+
 def without_page_navigation(text: str, in_page_links: list[str]) -> str:
     """A block's ``text`` (whitespace collapsed) without the page's own navigation, given the texts of its links to
     places on the same page (HTML ``href="#…"``, Markdown ``[…](#…)``): empty when the block is nothing but such

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from compliance.connectors.assemble import Block, assemble, table_blocks
+from compliance.connectors.assemble import Block, assemble, table_blocks, typed_heading_depth
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.safety import check_paragraph_count, check_size, open_ooxml_zip
@@ -261,32 +261,12 @@ def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | 
     return Block("paragraph", text)
 
 
-_SECTION_NUMBER_RE = re.compile(
-    r"^(?:(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?|[A-Z][.)]|(?:section|part|chapter|annex|appendix)\s+\w+)\s",
-    re.IGNORECASE,
-)
-_SENTENCE_END = tuple(".!?;:,")
-
-
 def _bold_heading_level(p: Any, text: str) -> int | None:
-    """The heading level of a paragraph typed as a heading by hand: in a body style, every run bold, at most ten
-    words, no sentence punctuation at its end, and numbered ("2.1 Email": level 2), in capitals ("ACCEPTABLE USE
-    POLICY") or in title case ("Data Retention": level 1). Many policies are written so, and their sections were
-    lost. A bold rule in sentence case ("Do not share passwords") stays a paragraph."""
-    stripped = " ".join(text.split())
-    words = stripped.split()
-    if not words or len(words) > 10 or stripped.endswith(_SENTENCE_END) or not _is_bold_row(p):
-        return None
-    numbered = _SECTION_NUMBER_RE.match(stripped)
-    if numbered is not None:
-        number = numbered.group("number")
-        return number.count(".") + 1 if number else 1
-    letters = [w for w in words if any(c.isalpha() for c in w)]
-    if not letters:
-        return None
-    capitals = stripped.isupper()
-    title_case = all(w[0].isupper() for w in letters if len(w) > 3)
-    return 1 if capitals or title_case else None
+    """The heading level of a paragraph typed as a heading by hand: every run bold and the text reading as a heading
+    (:func:`~compliance.connectors.assemble.typed_heading_depth`). Many policies are written so, and their sections
+    were lost."""
+    depth = typed_heading_depth(text)
+    return depth if depth is not None and _is_bold_row(p) else None
 
 
 def _is_bold_row(tr: Any) -> bool:

@@ -22,9 +22,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any
 
-from compliance.connectors.assemble import Block, assemble, table_blocks, without_page_navigation
+from compliance.connectors.assemble import (
+    Block,
+    assemble,
+    table_blocks,
+    typed_heading_depth,
+    without_page_navigation,
+)
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.safety import check_paragraph_count, check_size
@@ -160,6 +167,43 @@ def _layout_table(table: Any) -> bool:
     return False
 
 
+#: the level a typed heading (a bold ``<p>``) is given while the page is walked, less its depth; the blocks are
+#: then placed under the page's last real heading (:func:`_place_typed_headings`)
+_TYPED_HEADING = 1000
+
+
+def _all_bold(node: Any) -> bool:
+    """Whether every piece of ``node``'s text stands in ``<strong>`` or ``<b>`` (a heading typed as a bold
+    paragraph: ``<p><strong>1. Purpose</strong></p>``)."""
+    from bs4 import NavigableString
+
+    pieces = [t for t in node.find_all(string=True) if isinstance(t, NavigableString) and t.strip()]
+    if not pieces:
+        return False
+    for piece in pieces:
+        parent = piece.parent
+        while parent is not None and parent is not node and parent.name not in ("strong", "b"):
+            parent = parent.parent
+        if parent is None or parent is node:
+            return False
+    return True
+
+
+def _place_typed_headings(blocks: list[Block]) -> list[Block]:
+    """Typed headings one level under the last ``h1``–``h6`` before them (numbered ones as deep as their number:
+    "2.1 Email" two levels under it)."""
+    out: list[Block] = []
+    base = 0
+    for block in blocks:
+        if block.kind == "heading" and block.level >= _TYPED_HEADING - 10:
+            out.append(replace(block, level=base + (_TYPED_HEADING - block.level)))
+            continue
+        if block.kind == "heading":
+            base = block.level
+        out.append(block)
+    return out
+
+
 def _table(table: Any) -> Iterator[Block]:
     rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
     grid: list[list[str]] = []
@@ -234,7 +278,9 @@ def _walk(node: Any) -> Iterator[Block]:
             yield Block("heading", " ".join(_inline(child).split()), level=_HEADINGS[name])
         elif name in ("p", "dt", "dd", "figcaption", "caption", "summary", "address", "pre"):
             text = _without_page_navigation(child)
-            if text:
+            if text and name == "p" and _all_bold(child) and (depth := typed_heading_depth(text)) is not None:
+                yield Block("heading", text, level=_TYPED_HEADING - depth)  # placed by _place_typed_headings
+            elif text:
                 yield Block("paragraph", text)
         elif name in ("ul", "ol"):
             yield from _list(child, 0)
@@ -282,7 +328,7 @@ def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
         _READ_HIDDEN.reset(token)
     token = _READ_HIDDEN.set(visible * 3 < everything)  # most of the page hidden: read what it hides too
     try:
-        blocks = [block for part in _main_content(root) for block in _walk(part)]
+        blocks = _place_typed_headings([block for part in _main_content(root) for block in _walk(part)])
     finally:
         _READ_HIDDEN.reset(token)
     check_paragraph_count(len(blocks), source, config)
