@@ -386,3 +386,28 @@ def test_html_headings_typed_as_bold_paragraphs() -> None:
         (("Privacy Notice", "2. Your Rights", "2.1 Access"), "We are never going to ask for them."),
         (("Privacy Notice", "Cookies", "Essential Cookies"), "Essential cookies keep you logged in."),
     ]
+
+
+def test_markdown_headings_typed_as_bold_paragraphs() -> None:
+    text = """# Access Control Policy
+
+**1. Purpose**
+
+This policy sets out how access is controlled.
+
+**1.1 Scope Of Accounts**
+
+All user and service accounts are covered.
+
+**Do not share passwords with anyone**
+
+Passwords are **never** shared.
+"""
+    doc = parse_bytes(text.encode(), "policy.md")
+    top = ("Access Control Policy", "1. Purpose")
+    assert [(p.heading_path, p.text) for p in doc.paragraphs] == [
+        (top, "This policy sets out how access is controlled."),
+        ((*top, "1.1 Scope Of Accounts"), "All user and service accounts are covered."),
+        ((*top, "1.1 Scope Of Accounts"), "Do not share passwords with anyone"),
+        ((*top, "1.1 Scope Of Accounts"), "Passwords are never shared."),
+    ]

@@ -17,7 +17,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from compliance.connectors.assemble import Block, assemble, table_blocks, without_page_navigation
+from compliance.connectors.assemble import (
+    Block,
+    assemble,
+    table_blocks,
+    typed_heading_depth,
+    without_page_navigation,
+)
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.safety import check_paragraph_count, check_size
@@ -225,6 +231,22 @@ def _inline_text(token: Any, *, page_navigation: bool = True) -> str:
     return text if page_navigation else without_page_navigation(text, links)
 
 
+def _all_strong(token: Any) -> bool:
+    """Whether every piece of an inline token's text stands in bold (``**…**``)."""
+    depth = 0
+    seen = False
+    for child in token.children or []:
+        if child.type == "strong_open":
+            depth += 1
+        elif child.type == "strong_close":
+            depth -= 1
+        elif child.type in ("text", "code_inline") and child.content.strip():
+            if depth <= 0:
+                return False
+            seen = True
+    return seen
+
+
 def markdown_blocks(text: str) -> tuple[list[Block], str]:
     """Blocks of a Markdown document, and the text of its first level-1 heading ("" if none)."""
     from markdown_it import MarkdownIt
@@ -239,6 +261,7 @@ def markdown_blocks(text: str) -> tuple[list[Block], str]:
     item_has_text: list[bool] = []
     row: list[str] = []
     grid: list[list[str]] = []
+    last_level = 0  # the level of the last "#" heading: a bold paragraph typed as a heading goes under it
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -246,6 +269,7 @@ def markdown_blocks(text: str) -> tuple[list[Block], str]:
         if t == "heading_open":
             content = _inline_text(tokens[i + 1])
             level = int(tok.tag[1])
+            last_level = level
             if level == 1 and not title:
                 title = content
             blocks.append(Block("heading", content, level=level))
@@ -297,7 +321,11 @@ def markdown_blocks(text: str) -> tuple[list[Block], str]:
             and tokens[i - 1].type == "paragraph_open"
             and (content := _inline_text(tok, page_navigation=False))
         ):
-            blocks.append(Block("paragraph", content))
+            depth = typed_heading_depth(content) if _all_strong(tok) else None
+            if depth is not None:  # "**2.1 Email**" on a line of its own: a heading typed by hand
+                blocks.append(Block("heading", content, level=last_level + depth))
+            else:
+                blocks.append(Block("paragraph", content))
         i += 1
     return blocks, title
 
