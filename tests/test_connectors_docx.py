@@ -268,3 +268,30 @@ def test_headings_typed_as_bold_paragraphs(tmp_path: Path) -> None:
         (("1. Purpose", "2.1 Email Rules"), "Do not forward customer data to private accounts"),
         (("1. Purpose", "2.1 Email Rules"), "E-mails containing special category data are sent encrypted."),
     ]
+
+
+def test_section_titles_numbered_by_a_list_are_headings(tmp_path: Path) -> None:
+    """Section titles typed as bold items of a numbered list ("1. Purpose", "2. Access Control") head the body
+    text after them; an item of a list that is not all bold stays an item."""
+    import docx
+
+    d = docx.Document()
+    for title, body in [
+        ("Purpose", "This policy sets out how Example Ltd protects the information it holds."),
+        ("Access Control", "Access to personal data is granted on a need-to-know basis."),
+    ]:
+        d.add_paragraph(style="List Number").add_run(title).bold = True
+        d.add_paragraph(body)
+    d.add_paragraph("Backups are encrypted and tested every month", style="List Number")
+    d.save(str(tmp_path / "numbered.docx"))
+    doc = parse_path(tmp_path / "numbered.docx")
+    b.check_invariants(doc)
+    assert [(p.kind, p.heading_path, p.text) for p in doc.paragraphs] == [
+        (
+            "paragraph",
+            ("1. Purpose",),
+            "This policy sets out how Example Ltd protects the information it holds.",
+        ),
+        ("paragraph", ("2. Access Control",), "Access to personal data is granted on a need-to-know basis."),
+        ("list", ("2. Access Control",), "3. Backups are encrypted and tested every month"),
+    ]

@@ -253,7 +253,10 @@ def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | 
                 text = f"{number} {text.strip()}"
         return Block("heading", text, level=heading)
     if num_id is not None and num_id != "0":
-        return Block("list-item", text, level=ilvl, marker=numbering.marker(num_id, ilvl, info.name))
+        marker = numbering.marker(num_id, ilvl, info.name)
+        if marker != "-" and _bold_heading_level(p, text) is not None:  # "1. Purpose", numbered by the list
+            return Block("heading", f"{marker} {text.strip()}", level=ilvl + 1)
+        return Block("list-item", text, level=ilvl, marker=marker)
     if info.name.lower().startswith("list bullet"):
         return Block("list-item", text, level=0, marker="-")
     if (level := _bold_heading_level(p, text)) is not None:
