@@ -92,3 +92,11 @@ def test_a_page_drawn_sideways_keeps_its_text(folder: Path) -> None:
     layout*)."""
     doc = parse_path(layout.sideways_pdf(folder / "sideways.pdf"))
     assert sorted(doc.text.replace(" ", "")) == sorted(layout.SIDEWAYS_TEXT.replace(" ", ""))
+
+
+def test_a_table_without_rules_is_read_row_by_row(folder: Path) -> None:
+    """Its rows ran into one paragraph ("Customer contracts 6 years Payroll records 7 years …") and its third column
+    was taken for the page's second column."""
+    doc = parse_path(layout.unruled_table_pdf(folder / "unruled.pdf"))
+    assert _paragraphs(doc) == layout.UNRULED_EXPECTED
+    assert [p.kind for p in doc.paragraphs] == ["paragraph", *["table-row"] * 4, "paragraph"]

@@ -163,6 +163,73 @@ def _rows(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return rows
 
 
+#: a table drawn without rules: at least this many rows, each of at least this many cells
+_TEXT_TABLE_ROWS = 3
+_TEXT_TABLE_CELLS = 3
+
+
+def _cells(row: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A row's words split into cells where the gap between two words is wider than one and a half times the text
+    height (at least 12 pt): wider than any space between words, even in justified text."""
+    words = sorted(row, key=lambda w: float(w["x0"]))
+    height = statistics.median(float(w["bottom"]) - float(w["top"]) for w in words)
+    gap = max(12.0, 1.5 * height)
+    cells = [[words[0]]]
+    for a, b in itertools.pairwise(words):
+        if float(b["x0"]) - float(a["x1"]) > gap:
+            cells.append([b])
+        else:
+            cells[-1].append(b)
+    return cells
+
+
+def _text_tables(
+    words: list[dict[str, Any]],
+) -> list[tuple[tuple[float, float, float, float], list[list[str]], float]]:
+    """Tables drawn without rules (a retention schedule set with tab stops): runs of at least
+    :data:`_TEXT_TABLE_ROWS` consecutive rows that split into the same number (at least :data:`_TEXT_TABLE_CELLS`)
+    of cells starting at the same places (within 6 pt), the rows no further apart than two and a half text
+    heights. Each is ``(bbox, rows of cell texts, bottom of its first row)``. Read as lines, such a table's rows ran
+    into one paragraph, and its columns could be taken for the columns of the page. A row whose cell wraps onto a
+    second line ends the run (that table is read as lines, as before)."""
+    found: list[tuple[tuple[float, float, float, float], list[list[str]], float]] = []
+    run: list[tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]] = []
+
+    def flush() -> None:
+        if len(run) >= _TEXT_TABLE_ROWS:
+            all_words = [w for row, _ in run for w in row]
+            bbox = (
+                min(float(w["x0"]) for w in all_words),
+                min(float(w["top"]) for w in all_words),
+                max(float(w["x1"]) for w in all_words),
+                max(float(w["bottom"]) for w in all_words),
+            )
+            grid = [[" ".join(str(w["text"]) for w in cell) for cell in cells] for _, cells in run]
+            found.append((bbox, grid, max(float(w["bottom"]) for w in run[0][0])))
+        run.clear()
+
+    for row in _rows(words):
+        cells = _cells(row)
+        if len(cells) < _TEXT_TABLE_CELLS:
+            flush()
+            continue
+        if run:
+            prev_row, prev_cells = run[-1]
+            height = statistics.median(float(w["bottom"]) - float(w["top"]) for w in row)
+            aligned = len(cells) == len(prev_cells) and all(
+                abs(float(a[0]["x0"]) - float(b[0]["x0"])) <= 6.0
+                for a, b in zip(cells, prev_cells, strict=True)
+            )
+            near = (
+                min(float(w["top"]) for w in row) - max(float(w["bottom"]) for w in prev_row) <= 2.5 * height
+            )
+            if not (aligned and near):
+                flush()
+        run.append((row, cells))
+    flush()
+    return found
+
+
 def _gutter(rows: list[list[dict[str, Any]]], x_min: float, x_max: float) -> tuple[float, float] | None:
     """The white band between two text columns, or None for a single-column page.
 
@@ -334,6 +401,13 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
     words = [
         w for w in page.extract_words() if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))
     ]
+    for (x0, top, x1, bottom), grid, head_bottom in _text_tables(words):  # tables drawn without rules
+        boxes.append((x0, top, x1, bottom))
+        head_chars = [c for c in page.chars if top <= (c["top"] + c["bottom"]) / 2 <= head_bottom]
+        tables.append(
+            _Line("", number, top, bottom, x0, 0.0, _bold(head_chars), table=grid, x1=x1, page_height=height)
+        )
+    words = [w for w in words if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))]
     regions = _regions(page, words)
     lines: list[_Line] = []
     for band, col, bbox in regions:
