@@ -100,3 +100,24 @@ def test_a_table_without_rules_is_read_row_by_row(folder: Path) -> None:
     doc = parse_path(layout.unruled_table_pdf(folder / "unruled.pdf"))
     assert _paragraphs(doc) == layout.UNRULED_EXPECTED
     assert [p.kind for p in doc.paragraphs] == ["paragraph", *["table-row"] * 4, "paragraph"]
+
+
+def test_a_table_without_rules_or_bold_header_joins_its_cells(tmp_path: Path) -> None:
+    """Without a bold first row there is no header to read the cells against: each row's cells are joined."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    rows = [
+        ("AC-01", "Access rights reviewed", "Quarterly"),
+        ("BK-01", "Backups restore-tested", "Monthly"),
+        ("LG-01", "Security logs retained", "One year"),
+    ]
+    c = canvas.Canvas(str(tmp_path / "controls.pdf"), pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+    for i, cells in enumerate(rows):
+        for x, text in zip((72, 200, 400), cells, strict=True):
+            c.drawString(x, 700 - 16 * i, text)
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "controls.pdf")
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [("table-row", "; ".join(r)) for r in rows]

@@ -87,6 +87,9 @@ class _Line:
     col: int = FULL
     page_height: float = 0.0
     furniture: bool = False  # a page header or footer recognised by its position
+    ruled: bool = (
+        True  # a table with rules (pdfplumber's); False: read from tab stops, a header only when bold
+    )
 
 
 @dataclass(slots=True)
@@ -405,8 +408,11 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
         boxes.append((x0, top, x1, bottom))
         head_chars = [c for c in page.chars if top <= (c["top"] + c["bottom"]) / 2 <= head_bottom]
         tables.append(
-            _Line("", number, top, bottom, x0, 0.0, _bold(head_chars), table=grid, x1=x1, page_height=height)
-        )
+            _Line(
+                "", number, top, bottom, x0, 0.0, _bold(head_chars), table=grid, x1=x1, page_height=height,
+                ruled=False,
+            )
+        )  # fmt: skip
     words = [w for w in words if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))]
     regions = _regions(page, words)
     lines: list[_Line] = []
@@ -617,7 +623,7 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
                     rows = rows[1:]
                 yield from table_blocks([header, *rows], header=True, page=ln.page)
             else:
-                header_flag = True if ln.bold else None
+                header_flag = True if ln.bold else (None if ln.ruled else False)
                 yield from table_blocks(rows, header=header_flag, page=ln.page)
                 has_header = header_flag is True or (
                     header_flag is None and not (width == 2 and len(rows) > 1)
