@@ -11,13 +11,13 @@ from pathlib import Path, PurePath
 
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
-from compliance.connectors.registry import SUPPORTED_EXTENSIONS
+from compliance.connectors.registry import CONNECTORS, SUPPORTED_EXTENSIONS
 from compliance.connectors.sandbox import parse_file
 from compliance.connectors.sheet_reader import own_export
 from compliance.errors import DocumentError
 
-#: spreadsheet extensions, checked for this tool's own exports when a folder is walked
-_SHEETS = frozenset({".xlsx", ".xlsm", ".csv"})
+#: spreadsheet extensions (those the sheet reader parses), checked for this tool's own exports in a folder walk
+_SHEETS = frozenset(ext for ext, spec in CONNECTORS.items() if spec.name in ("xlsx", "csv"))
 
 logger = logging.getLogger(__name__)
 

@@ -86,7 +86,7 @@ def _text_size(node: Any) -> int:
     return len("".join(_inline(node).split()))
 
 
-def _main_content(root: Any) -> list[Any]:
+def _main_content(root: Any, page_chars: int) -> list[Any]:
     """The elements that hold the page's main content (``<main>``, ``role="main"``; the outermost ones, not
     hidden and not inside dropped furniture) when they hold at least a third of the page's readable text; else
     ``[root]``."""
@@ -103,7 +103,7 @@ def _main_content(root: Any) -> list[Any]:
         return [root]
     # a <main> that holds less than a third of the page's readable text is mis-marked (the policy itself stands
     # beside it): the whole page is read then, rather than losing the document
-    return found if sum(map(_text_size, found)) * 3 >= _text_size(root) else [root]
+    return found if sum(map(_text_size, found)) * 3 >= page_chars else [root]
 
 
 def _inline(node: Any) -> str:
@@ -326,9 +326,11 @@ def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
         everything = _text_size(root)
     finally:
         _READ_HIDDEN.reset(token)
-    token = _READ_HIDDEN.set(visible * 3 < everything)  # most of the page hidden: read what it hides too
+    read_hidden = visible * 3 < everything  # most of the page hidden: read what it hides too
+    token = _READ_HIDDEN.set(read_hidden)
     try:
-        blocks = _place_typed_headings([block for part in _main_content(root) for block in _walk(part)])
+        parts = _main_content(root, everything if read_hidden else visible)
+        blocks = _place_typed_headings([block for part in parts for block in _walk(part)])
     finally:
         _READ_HIDDEN.reset(token)
     check_paragraph_count(len(blocks), source, config)

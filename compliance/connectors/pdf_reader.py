@@ -171,9 +171,9 @@ _TEXT_TABLE_ROWS = 3
 _TEXT_TABLE_CELLS = 3
 
 
-def _cells(row: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _cells(row: list[dict[str, Any]]) -> tuple[list[list[dict[str, Any]]], float]:
     """A row's words split into cells where the gap between two words is wider than one and a half times the text
-    height (at least 12 pt): wider than any space between words, even in justified text."""
+    height (at least 12 pt): wider than any space between words, even in justified text. Also the text height."""
     words = sorted(row, key=lambda w: float(w["x0"]))
     height = statistics.median(float(w["bottom"]) - float(w["top"]) for w in words)
     gap = max(12.0, 1.5 * height)
@@ -183,7 +183,7 @@ def _cells(row: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
             cells.append([b])
         else:
             cells[-1].append(b)
-    return cells
+    return cells, height
 
 
 def _text_tables(
@@ -212,13 +212,12 @@ def _text_tables(
         run.clear()
 
     for row in _rows(words):
-        cells = _cells(row)
+        cells, height = _cells(row)
         if len(cells) < _TEXT_TABLE_CELLS:
             flush()
             continue
         if run:
             prev_row, prev_cells = run[-1]
-            height = statistics.median(float(w["bottom"]) - float(w["top"]) for w in row)
             aligned = len(cells) == len(prev_cells) and all(
                 abs(float(a[0]["x0"]) - float(b[0]["x0"])) <= 6.0
                 for a, b in zip(cells, prev_cells, strict=True)

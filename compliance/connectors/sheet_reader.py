@@ -24,7 +24,7 @@ import io
 import logging
 import zipfile
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from compliance.connectors.assemble import Block, assemble, table_blocks
@@ -64,11 +64,6 @@ def _cell(value: Any) -> str:
     if isinstance(value, dt.date):
         return value.isoformat()
     return " ".join(str(value).split())
-
-
-def _stem(source: str) -> str:
-    name = source.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0]
-    return name.rsplit(".", 1)[0] if "." in name else name
 
 
 def sheet_blocks(rows: Iterable[Sequence[str]], title: str | None = None) -> list[Block]:
@@ -140,7 +135,7 @@ def parse_xlsx(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
             if grid:
                 sheets.append((str(sheet.title), grid))
         # the workbook's own title, else its file name: a sheet's name ("Sheet1", "Controls") names no document
-        title = str(workbook.properties.title or "").strip() or _stem(source)
+        title = str(workbook.properties.title or "").strip() or PurePath(source).stem
     finally:
         workbook.close()
     if not sheets:

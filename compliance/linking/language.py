@@ -38,12 +38,13 @@ _LOCK = threading.Lock()
 def _identifier() -> Any:
     """py3langid's identifier with normalised probabilities, loaded once per process (about 0.5 s)."""
     global _IDENTIFIER
-    with _LOCK:
-        if _IDENTIFIER is None:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    if _IDENTIFIER is None:  # the lock only while loading: every paragraph of an audit asks
+        with _LOCK:
+            if _IDENTIFIER is None:
+                from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-            _IDENTIFIER = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-        return _IDENTIFIER
+                _IDENTIFIER = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    return _IDENTIFIER
 
 
 def _english_share(words: list[str]) -> float:

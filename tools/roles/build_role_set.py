@@ -150,20 +150,25 @@ def bold_spans(text: str) -> list[tuple[str, bool]]:
     return [(part, i % 2 == 1) for i, part in enumerate(parts) if part]
 
 
-def tables(blocks: list[Block]) -> list[tuple[int, int]]:
-    """(start, end) indexes of the runs of table rows."""
-    runs: list[tuple[int, int]] = []
-    i = 0
-    while i < len(blocks):
-        if blocks[i].kind in ("row", "header-row"):
-            j = i
-            while j < len(blocks) and blocks[j].kind in ("row", "header-row"):
-                j += 1
-            runs.append((i, j))
-            i = j
+def units(blocks: list[Block]) -> list[tuple[str, list[Block]]]:
+    """The blocks in reading order as the renderers take them: ``("table", rows)`` for a run of table rows,
+    ``("list", items)`` for a run of list items of one kind (bulleted or numbered), ``("block", [block])`` for
+    anything else."""
+    out: list[tuple[str, list[Block]]] = []
+    for block in blocks:
+        if block.kind in ("row", "header-row"):
+            kind = "table"
+        elif block.kind in ("bullet", "number"):
+            kind = "list"
         else:
-            i += 1
-    return runs
+            out.append(("block", [block]))
+            continue
+        last = out[-1] if out else None
+        if last is not None and last[0] == kind and (kind == "table" or last[1][0].kind == block.kind):
+            last[1].append(block)
+        else:
+            out.append((kind, [block]))
+    return out
 
 
 # --------------------------------------------------------------------------------------------- docx
@@ -215,34 +220,29 @@ def build_docx(source: Source) -> bytes:
         _page_text(section.header.paragraphs[0], source.meta["header"])
     if source.meta.get("footer"):
         _page_text(section.footer.paragraphs[0], source.meta["footer"])
-    runs = dict(tables(source.blocks))
-    i = 0
-    while i < len(source.blocks):
-        block = source.blocks[i]
-        if i in runs:
-            rows = source.blocks[i : runs[i]]
-            width = max(len(r.cells) for r in rows)
+    for kind, group in units(source.blocks):
+        if kind == "table":
+            width = max(len(r.cells) for r in group)
             table = document.add_table(rows=0, cols=width)
             table.style = "Table Grid"
-            for row in rows:
+            for row in group:
                 cells = table.add_row().cells
                 for cell, value in zip(cells, [*row.cells, *[""] * (width - len(row.cells))], strict=True):
                     _runs(cell.paragraphs[0], value, bold=row.kind == "header-row")
-            i = runs[i]
             continue
-        if block.kind == "h0":
-            document.add_paragraph(block.text, style="Title")
-        elif block.kind in ("h1", "h2", "h3"):
-            document.add_heading(block.text, level=int(block.kind[1]))
-        elif block.kind == "bullet":
-            _runs(document.add_paragraph(style="List Bullet"), block.text)
-        elif block.kind == "number":
-            _runs(document.add_paragraph(style="List Number"), block.text)
-        elif block.role == "heading":  # a heading typed as a bold paragraph
-            _runs(document.add_paragraph(), block.text, bold=True)
-        else:
-            _runs(document.add_paragraph(), block.text)
-        i += 1
+        for block in group:
+            if block.kind == "h0":
+                document.add_paragraph(block.text, style="Title")
+            elif block.kind in ("h1", "h2", "h3"):
+                document.add_heading(block.text, level=int(block.kind[1]))
+            elif block.kind == "bullet":
+                _runs(document.add_paragraph(style="List Bullet"), block.text)
+            elif block.kind == "number":
+                _runs(document.add_paragraph(style="List Number"), block.text)
+            elif block.role == "heading":  # a heading typed as a bold paragraph
+                _runs(document.add_paragraph(), block.text, bold=True)
+            else:
+                _runs(document.add_paragraph(), block.text)
     props = document.core_properties
     props.title = source.meta.get("title", "")
     props.author = source.meta.get("author", "Policy Office")
@@ -366,37 +366,26 @@ def build_pdf(source: Source, *, columns: int = 1) -> bytes:
         return tbl
 
     story: list[Any] = []
-    runs = dict(tables(source.blocks))
-    i = 0
-    pending: list[Block] = []
-
-    def flush_list() -> None:
-        if not pending:
-            return
-        items = [ListItem(Paragraph(_markup(b.text), body), leftIndent=14) for b in pending]
-        if pending[0].kind == "bullet":
-            story.append(
-                ListFlowable(items, bulletType="bullet", start="•", leftIndent=14, bulletFontSize=size - 1)
-            )
-        else:
-            story.append(
-                ListFlowable(items, bulletType="1", leftIndent=16, bulletFontName=font, bulletFontSize=size)
-            )
-        pending.clear()
-
-    while i < len(source.blocks):
-        block = source.blocks[i]
-        if block.kind in ("bullet", "number"):
-            if pending and pending[0].kind != block.kind:
-                flush_list()
-            pending.append(block)
-            i += 1
+    for kind, group in units(source.blocks):
+        if kind == "list":
+            items = [ListItem(Paragraph(_markup(b.text), body), leftIndent=14) for b in group]
+            if group[0].kind == "bullet":
+                story.append(
+                    ListFlowable(
+                        items, bulletType="bullet", start="•", leftIndent=14, bulletFontSize=size - 1
+                    )
+                )
+            else:
+                story.append(
+                    ListFlowable(
+                        items, bulletType="1", leftIndent=16, bulletFontName=font, bulletFontSize=size
+                    )
+                )
             continue
-        flush_list()
-        if i in runs:
-            story.extend([table(source.blocks[i : runs[i]]), Spacer(1, 6)])
-            i = runs[i]
+        if kind == "table":
+            story.extend([table(group), Spacer(1, 6)])
             continue
+        (block,) = group
         if block.kind == "h0":
             story.append(Paragraph(_escape(block.text), title))
             if columns == 2:
@@ -407,8 +396,6 @@ def build_pdf(source: Source, *, columns: int = 1) -> bytes:
             story.append(Paragraph(_markup(block.text), bold_body))
         else:
             story.append(Paragraph(_markup(block.text), body))
-        i += 1
-    flush_list()
 
     buffer = io.BytesIO()
     doc = BaseDocTemplate(
@@ -449,13 +436,9 @@ def build_md(source: Source) -> bytes:
     out: list[str] = []
     if source.meta.get("title"):
         out += ["---", f"title: {source.meta['title']}", "---", ""]
-    runs = dict(tables(source.blocks))
-    i = 0
-    prev = ""
-    while i < len(source.blocks):
-        block = source.blocks[i]
-        if i in runs:
-            rows = source.blocks[i : runs[i]]
+    for kind, group in units(source.blocks):
+        if kind == "table":
+            rows = group
             width = max(len(r.cells) for r in rows)
             if rows[0].kind != "header-row":  # a Markdown table needs a header row
                 rows = [
@@ -467,27 +450,22 @@ def build_md(source: Source) -> bytes:
                 if n == 0:
                     out.append("|" + "---|" * width)
             out.append("")
-            i = runs[i]
-            prev = "table"
             continue
+        if kind == "list":
+            if out and out[-1] != "":
+                out.append("")
+            marker = "-" if group[0].kind == "bullet" else "1."
+            out += [f"{marker} {item.text}" for item in group] + [""]
+            continue
+        (block,) = group
         if block.kind == "h0":
             out += [f"# {block.text}", ""]
         elif block.kind in ("h1", "h2", "h3"):
             out += ["#" * (int(block.kind[1]) + 1) + " " + block.text, ""]
-        elif block.kind in ("bullet", "number"):
-            if prev not in ("bullet", "number") and out and out[-1] != "":
-                out.append("")
-            marker = "-" if block.kind == "bullet" else "1."
-            out.append(f"{marker} {block.text}")
-            nxt = source.blocks[i + 1] if i + 1 < len(source.blocks) else None
-            if nxt is None or nxt.kind != block.kind:
-                out.append("")
         elif block.role == "heading":
             out += [f"**{plain(block.text)}**", ""]
         else:
             out += [block.text, ""]
-        prev = block.kind
-        i += 1
     for key in ("header", "footer"):
         if source.meta.get(key) and source.meta.get("md_furniture") == "yes":
             text = re.sub(r"\{page\}|\{pages\}", "1", source.meta[key])
@@ -534,35 +512,23 @@ def build_html(source: Source) -> bytes:
         "<button>Accept all</button><button>Choose</button></div>",
         f'<{main} id="content">',
     ]
-    runs = dict(tables(source.blocks))
-    i = 0
-    while i < len(source.blocks):
-        block = source.blocks[i]
-        if i in runs:
-            rows = source.blocks[i : runs[i]]
+    for kind, group in units(source.blocks):
+        if kind == "table":
             out.append("<table>")
-            for row in rows:
+            for row in group:
                 cell = "th" if row.kind == "header-row" else "td"
                 out.append("<tr>" + "".join(f"<{cell}>{_markup(c)}</{cell}>" for c in row.cells) + "</tr>")
             out.append("</table>")
-            i = runs[i]
-            continue
-        if block.kind == "h0":
-            out.append(f"<h1>{_escape(block.text)}</h1>")
-        elif block.kind in ("h1", "h2", "h3"):
-            level = int(block.kind[1]) + 1
-            out.append(f"<h{level}>{_escape(block.text)}</h{level}>")
-        elif block.kind in ("bullet", "number"):
-            tag = "ul" if block.kind == "bullet" else "ol"
-            items = []
-            while i < len(source.blocks) and source.blocks[i].kind == block.kind:
-                items.append(f"<li>{_markup(source.blocks[i].text)}</li>")
-                i += 1
-            out.append(f"<{tag}>{''.join(items)}</{tag}>")
-            continue
+        elif kind == "list":
+            tag = "ul" if group[0].kind == "bullet" else "ol"
+            out.append(f"<{tag}>{''.join(f'<li>{_markup(item.text)}</li>' for item in group)}</{tag}>")
+        elif group[0].kind == "h0":
+            out.append(f"<h1>{_escape(group[0].text)}</h1>")
+        elif group[0].kind in ("h1", "h2", "h3"):
+            level = int(group[0].kind[1]) + 1
+            out.append(f"<h{level}>{_escape(group[0].text)}</h{level}>")
         else:
-            out.append(f"<p>{_markup(block.text)}</p>")
-        i += 1
+            out.append(f"<p>{_markup(group[0].text)}</p>")
     out.append(f"</{main}>")
     if source.meta.get("footer"):
         out.append(f"<footer><p>{_escape(_fill(source.meta['footer'], '1', '1'))}</p></footer>")
