@@ -162,3 +162,13 @@ def test_a_sheet_formatted_to_its_last_row_ends_after_ten_thousand_empty_rows(
         doc = parse_bytes(out.getvalue(), "formatted.xlsx")
     assert [p.text for p in doc.paragraphs] == [f"ID: AC-01; Control: {AC02}"]
     assert "10,000 empty rows in a row" in caplog.text
+
+
+def test_a_password_protected_workbook_says_so_in_its_own_terms() -> None:
+    from compliance.connectors.safety import OLE_MAGIC
+    from compliance.errors import EncryptedDocumentError
+
+    with pytest.raises(
+        EncryptedDocumentError, match=r"legacy \.xls; remove the password or save it as \.xlsx"
+    ):
+        parse_bytes(OLE_MAGIC + b"\x00" * 512, "locked.xlsx")

@@ -117,6 +117,7 @@ def _bomb(source: str, limit: int) -> DocumentTooLargeError:
 
 #: what a package with this main part is, for error messages
 _KIND = {"word/document.xml": ".docx", "xl/workbook.xml": ".xlsx"}
+_LEGACY = {"word/document.xml": ".doc", "xl/workbook.xml": ".xls"}
 
 
 def open_ooxml_zip(data: bytes, source: str, config: SplitConfig, main_part: str) -> zipfile.ZipFile:
@@ -151,7 +152,7 @@ def open_ooxml_zip(data: bytes, source: str, config: SplitConfig, main_part: str
         raise EncryptedDocumentError(
             source,
             "the file is an OLE compound file: a password-protected (encrypted) Office document or a legacy "
-            ".doc; remove the password or save it as .docx",
+            f"{_LEGACY.get(main_part, '.doc')}; remove the password or save it as {_KIND.get(main_part, '.docx')}",
         )
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
