@@ -295,3 +295,54 @@ def test_section_titles_numbered_by_a_list_are_headings(tmp_path: Path) -> None:
         ("paragraph", ("2. Access Control",), "Access to personal data is granted on a need-to-know basis."),
         ("list", ("2. Access Control",), "3. Backups are encrypted and tested every month"),
     ]
+
+
+def test_a_table_laying_out_the_page_is_read_cell_by_cell(tmp_path: Path) -> None:
+    """An old template: a one-row table with a margin menu in the left cell and the policy, with its headings, in
+    the right one. Read as a data table the whole policy had become one "Label: value" row; it is now read cell by
+    cell, its headings heading their paragraphs. A data table whose cells hold several paragraphs stays a table."""
+    import docx
+
+    d = docx.Document()
+    layout = d.add_table(rows=1, cols=2)
+    menu, content = layout.rows[0].cells
+    menu.paragraphs[0].text = "Policies"
+    menu.add_paragraph("Contacts")
+    content.paragraphs[0].text = "Remote Working Policy"
+    content.paragraphs[0].style = d.styles["Heading 1"]
+    content.add_paragraph("Purpose", style="Heading 2")
+    content.add_paragraph("Staff who work from home protect company information as they would in the office.")
+    content.add_paragraph("Equipment", style="Heading 2")
+    content.add_paragraph("Only company laptops with full-disk encryption are used for work.")
+    matrix = d.add_table(rows=2, cols=2)
+    matrix.rows[0].cells[0].text = "Control"
+    matrix.rows[0].cells[1].text = "Guidance"
+    matrix.rows[1].cells[0].text = "AC-01"
+    guidance = matrix.rows[1].cells[1]
+    guidance.paragraphs[0].text = "Review access every quarter."
+    for text in ("Remove leavers at once.", "Record each review.", "Report exceptions to the CISO."):
+        guidance.add_paragraph(text)
+    d.save(str(tmp_path / "layout.docx"))
+    doc = parse_path(tmp_path / "layout.docx")
+    b.check_invariants(doc)
+    assert [(p.kind, p.heading_path, p.text) for p in doc.paragraphs] == [
+        ("paragraph", (), "Policies"),
+        ("paragraph", (), "Contacts"),
+        (
+            "paragraph",
+            ("Remote Working Policy", "Purpose"),
+            "Staff who work from home protect company information as they would in the office.",
+        ),
+        (
+            "paragraph",
+            ("Remote Working Policy", "Equipment"),
+            "Only company laptops with full-disk encryption are used for work.",
+        ),
+        ("table-row", ("Remote Working Policy", "Equipment"), "Control: Guidance"),  # no bold header: pairs
+        (
+            "table-row",
+            ("Remote Working Policy", "Equipment"),
+            "AC-01: Review access every quarter. Remove leavers at once. Record each review. Report exceptions to "
+            "the CISO.",
+        ),
+    ]

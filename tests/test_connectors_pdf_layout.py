@@ -1,4 +1,5 @@
-"""PDF layout: two columns, bullets in a symbol font, list ends, lettered statements, single-page furniture."""
+"""PDF layout: two columns, bullets in a symbol font, list ends, lettered statements, single-page furniture,
+watermarks, pages drawn sideways, tables without rules, side headings."""
 
 from __future__ import annotations
 
@@ -87,11 +88,10 @@ def test_a_diagonal_watermark_and_a_margin_label_are_left_out(folder: Path) -> N
 
 
 def test_a_page_drawn_sideways_keeps_its_text(folder: Path) -> None:
-    """Turned text is left out only where it is the lesser part of a page: a page drawn sideways keeps every
-    letter (in the order pdfplumber reads turned text, which is not the reading order: docs/roles.md, *PDF
-    layout*)."""
+    """Turned text is left out only where it is the lesser part of a page: a page drawn sideways keeps its text,
+    in reading order."""
     doc = parse_path(layout.sideways_pdf(folder / "sideways.pdf"))
-    assert sorted(doc.text.replace(" ", "")) == sorted(layout.SIDEWAYS_TEXT.replace(" ", ""))
+    assert [p.text for p in doc.paragraphs] == [layout.SIDEWAYS_TEXT]
 
 
 def test_a_table_without_rules_is_read_row_by_row(folder: Path) -> None:
@@ -121,3 +121,100 @@ def test_a_table_without_rules_or_bold_header_joins_its_cells(tmp_path: Path) ->
     c.save()
     doc = parse_path(tmp_path / "controls.pdf")
     assert [(p.kind, p.text) for p in doc.paragraphs] == [("table-row", "; ".join(r)) for r in rows]
+
+
+@pytest.mark.parametrize("bold", [True, False])
+def test_side_headings_head_their_sections(folder: Path, bold: bool) -> None:
+    """A heading set in the left margin was read with its section's first line ("Scope It applies to …"), and a
+    heading wrapped onto two lines ran into the section's second line. Bold or not, it now heads its section."""
+    doc = parse_path(layout.side_headings_pdf(folder / f"side-{bold}.pdf", bold=bold))
+    assert _paragraphs(doc) == layout.SIDE_HEADING_EXPECTED
+
+
+@pytest.mark.parametrize("turn", [90, 270])
+def test_a_landscape_page_drawn_sideways_is_read_turned_upright(folder: Path, turn: int) -> None:
+    """Text turned by a right angle came out word by word in the turned order (a sentence letter-reversed); the page
+    is now read as a viewer shows it once turned: its heading, paragraphs and unruled table as on any page."""
+    doc = parse_path(layout.landscape_schedule_pdf(folder / f"landscape-{turn}.pdf", turn=turn))
+    assert _paragraphs(doc) == layout.LANDSCAPE_EXPECTED
+    assert [p.page for p in doc.paragraphs] == [1] * len(layout.LANDSCAPE_EXPECTED)
+
+
+def _draw_rows(path: Path, rows: list[tuple[float, float, str, bool]], prose: list[str]) -> Path:
+    """A page of ``(x, y, text, bold)`` strings, then ``prose`` lines at x = 72 below them."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    for x, y, text, bold in rows:
+        c.setFont("Helvetica-Bold" if bold else "Helvetica", 10)
+        c.drawString(x, y, text)
+    c.setFont("Helvetica", 10)
+    y = min(r[1] for r in rows) - 30
+    for line in prose:
+        c.drawString(72, y, line)
+        y -= 14
+    c.showPage()
+    c.save()
+    return path
+
+
+def test_a_label_value_block_is_read_as_labelled_rows(tmp_path: Path) -> None:
+    """A document-control block set with a tab stop ran into one paragraph ("Document owner Chief Information
+    Security Officer Version 2.1 …"); it is now one "label: value" row per line, a value wrapped onto a second
+    line kept with its label. Prose below it stays a paragraph."""
+    pairs = [
+        ("Document owner", ["Chief Information Security Officer"]),
+        ("Version:", ["2.1"]),
+        (
+            "Approved by",
+            ["Board of Directors on 1 May 2024, after review by the", "Audit and Risk Committee"],
+        ),
+        ("Next review", ["May 2025"]),
+    ]
+    rows: list[tuple[float, float, str, bool]] = []
+    y = 740.0
+    for label, lines in pairs:
+        rows.append((72, y, label, False))
+        for line in lines:
+            rows.append((200, y, line, False))
+            y -= 14
+    prose = ["Staff use company devices for work; personal use is allowed when it is occasional and lawful."]
+    doc = parse_path(_draw_rows(tmp_path / "control.pdf", rows, prose))
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        ("table-row", "Document owner: Chief Information Security Officer"),
+        ("table-row", "Version: 2.1"),
+        (
+            "table-row",
+            "Approved by: Board of Directors on 1 May 2024, after review by the Audit and Risk Committee",
+        ),
+        ("table-row", "Next review: May 2025"),
+        ("paragraph", prose[0]),
+    ]
+
+
+def test_a_wrapped_cell_of_a_table_without_rules_stays_in_its_row(tmp_path: Path) -> None:
+    """A cell wrapped onto a second line ended the table, and the rest was read as lines; its words now go on the
+    row above, and the table goes on."""
+    rows: list[tuple[float, float, str, bool]] = []
+    for x, text in zip((72, 200, 330), ("Record", "Retention period", "Trigger"), strict=True):
+        rows.append((x, 740, text, True))
+    body = [
+        (
+            "Customer contracts",
+            "6 years",
+            ["End of the contract or of the", "last payment, whichever is later"],
+        ),
+        ("Payroll records", "7 years", ["End of the tax year"]),
+        ("CCTV footage", "30 days", ["Recording"]),
+    ]
+    y = 724.0
+    for record, period, trigger in body:
+        rows += [(72, y, record, False), (200, y, period, False)]
+        for line in trigger:
+            rows.append((330, y, line, False))
+            y -= 14
+    doc = parse_path(_draw_rows(tmp_path / "wrapped.pdf", rows, []))
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        ("table-row", f"Record: {a}; Retention period: {b}; Trigger: {' '.join(c)}") for a, b, c in body
+    ]

@@ -321,6 +321,35 @@ def _single_cell(tbl: Any) -> Any | None:
     return cells[0] if len(cells) == 1 else None
 
 
+def _layout_cells(tbl: Any, styles: _Styles) -> list[Any] | None:
+    """The cells, row by row, of a table that lays out the page rather than holding data, else None: one of its
+    cells holds a paragraph in a heading style (or with an outline level), or the table has a single row and one of
+    its cells holds more than three blocks (paragraphs, tables). Old Word templates put a menu or a margin note in
+    one column and the whole policy in the next; read as a data table, the policy became one row. (A data table's
+    cell may hold several paragraphs, a control matrix's guidance a list; such a table has a header row and rows
+    beneath it, and headings are not styled in its cells.)"""
+    rows = tbl.findall(_w("tr"))
+    cells = [tc for tr in rows for tc in tr.findall(_w("tc"))]
+    for tc in cells:
+        for p in tc.iter(_w("p")):
+            ppr = p.find(_w("pPr"))
+            lvl = _val(ppr, "outlineLvl")
+            styled = styles.info(_val(ppr, "pStyle")).heading is not None
+            if (styled or (lvl is not None and lvl.isdigit() and int(lvl) < 9)) and run_text(p).strip():
+                return cells
+    if len(rows) == 1 and any(
+        sum(
+            1
+            for child in tc
+            if child.tag in (_w("p"), _w("tbl")) and (child.tag == _w("tbl") or run_text(child).strip())
+        )
+        > 3
+        for tc in cells
+    ):
+        return cells
+    return None
+
+
 def _body_blocks(container: Any, styles: _Styles, numbering: _Numbering) -> Iterator[Block]:
     for child in container:
         tag = child.tag
@@ -330,6 +359,9 @@ def _body_blocks(container: Any, styles: _Styles, numbering: _Numbering) -> Iter
                 yield block
         elif tag == _w("tbl") and (box := _single_cell(child)) is not None:
             yield from _body_blocks(box, styles, numbering)  # a box around text (a callout), not a table
+        elif tag == _w("tbl") and (cells := _layout_cells(child, styles)) is not None:
+            for cell in cells:  # a table that lays out the page: its cells are parts of the page
+                yield from _body_blocks(cell, styles, numbering)
         elif tag == _w("tbl"):
             yield from _table_rows(child)
         elif tag in (_w("sdt"), _w("customXml")):

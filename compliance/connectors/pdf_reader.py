@@ -2,6 +2,10 @@
 
 Steps, all on pdfplumber's words and text lines (layout off):
 
+0. **Turned pages and text.** A page whose characters are mostly turned by the same right angle (a landscape
+   table drawn sideways) is opened again turned upright; on other pages turned characters (a diagonal watermark,
+   a label up the margin) are left out. Tables drawn without rules (tab stops; a label/value block) are found
+   before the columns.
 1. **Columns.** A vertical white band in the middle of a page that no body line crosses, with text lines of
    some length on both sides, makes the page a two-column page: its rows are cut into horizontal bands (a row
    that crosses the band, such as a title, is a full-width band of its own) and each band is read left column
@@ -18,7 +22,8 @@ Steps, all on pdfplumber's words and text lines (layout off):
    ``furniture`` (repetition across the documents of a batch is recognised later, by
    :mod:`compliance.connectors.roles`).
 4. **Headings.** The body font size is the most common character size; a line at least 15 % larger, or a short
-   all-bold line without final punctuation, is a heading. Larger sizes give outer levels.
+   all-bold line without final punctuation, is a heading. Larger sizes give outer levels. A heading set in the
+   left margin beside its section's first line (a side heading) is cut off that line and heads the section.
 5. **Re-flow.** Lines join into one paragraph until a vertical gap clearly larger than the usual line spacing, a
    heading, a list marker, a first-line indent, a sentence ending on a short line, or a page or column break (a
    paragraph continues onto the next page or column when it did not end with punctuation and the next part
@@ -90,6 +95,10 @@ class _Line:
     ruled: bool = (
         True  # a table with rules (pdfplumber's); False: read from tab stops, a header only when bold
     )
+    side: bool = False  # a heading set in the left margin beside its section's text (a side heading)
+    #: the line cut at a wide gap: (left text, right end of the left part, right text, right part's x0 and text
+    #: start); a side heading and its section's first line when :func:`_side_headings` accepts the cut
+    cut: tuple[str, float, str, float, float] | None = None
 
 
 @dataclass(slots=True)
@@ -155,6 +164,122 @@ def _text_start(text: str, chars: list[dict[str, Any]], x0: float) -> float:
     return x0
 
 
+def _wide_cut(
+    text: str, chars: list[dict[str, Any]], size: float
+) -> tuple[str, float, str, float, float] | None:
+    """The line cut at its widest gap between two characters when that gap is wider than two and a half times
+    the font size (at least 18 pt), far wider than a space: ``(left text, left part's right end, right text,
+    right part's x0, where the right text starts after a list marker)``; None otherwise."""
+    if len(chars) < 2:
+        return None
+    ordered = sorted(chars, key=lambda c: float(c["x0"]))
+    width, i = max(
+        (float(b["x0"]) - float(a["x1"]), i) for i, (a, b) in enumerate(itertools.pairwise(ordered))
+    )
+    if width < max(18.0, 2.5 * size):
+        return None
+    left_len = sum(len("".join(str(c.get("text", "")).split())) for c in ordered[: i + 1])
+    seen = 0
+    for k, ch in enumerate(text):
+        if seen == left_len:
+            left, right = text[:k].strip(), text[k:].strip()
+            if not left or not right:
+                return None
+            right_chars = ordered[i + 1 :]
+            x0 = float(right_chars[0]["x0"])
+            return left, float(ordered[i]["x1"]), right, x0, _text_start(right, right_chars, x0)
+        if not ch.isspace():
+            seen += 1
+    return None
+
+
+def _side_label(text: str) -> bool:
+    """Text that can be a side heading: up to eight words, one of them of two letters or more, ending no
+    sentence or label (``"Scope"``, ``"Roles and"``; not ``"Owner:"``, ``"1."`` or ``"(a)"``)."""
+    words = text.split()
+    return (
+        len(words) <= 8
+        and text[-1] not in ".,;:!?"
+        and any(sum(ch.isalpha() for ch in w) >= 2 for w in words)
+        and not _GLYPH_RE.match(text)
+    )
+
+
+def _side_headings(lines: list[_Line]) -> list[_Line]:
+    """Headings set in the left margin beside their section's text (a side heading, its text starting on the
+    baseline of the section's first line) read as headings of their own.
+
+    pdfplumber reads such a heading and the first line beside it as one line (``"Scope It applies to …"``), and a
+    heading wrapped onto a second line ran into the section's second line. A line cut at a wide gap
+    (:func:`_wide_cut`) is a side heading and a body line when its left part reads as a heading
+    (:func:`_side_label`), its right part starts at the body's left edge (at least two other lines of the page
+    start there, within 3 pt, one of them filling most of the column: prose, not a label/value block) and the
+    right part is prose too (four words or more, or a line at the edge follows it). A line alone beneath a side
+    heading, in the same place and no longer than it may be, is the heading's second line; the parts of one heading
+    are joined, so the heading comes before its section's first line."""
+    text_lines = [ln for ln in lines if ln.table is None]
+    cuts = [ln for ln in text_lines if ln.cut is not None and _side_label(ln.cut[0])]
+    if not cuts:
+        return lines
+
+    def start(ln: _Line) -> float:
+        return ln.cut[3] if ln.cut is not None else ln.x0
+
+    right_end = max(ln.x1 for ln in text_lines)
+    side: list[_Line] = []
+    for ln in cuts:
+        assert ln.cut is not None
+        left, left_x1, right, x0, text_x0 = ln.cut
+        at_edge = [
+            o
+            for o in text_lines
+            if o is not ln and (o.band, o.col) == (ln.band, ln.col) and abs(start(o) - x0) <= 3
+        ]
+        if len(at_edge) < 2 or not any(o.x1 - x0 >= 0.7 * (right_end - x0) for o in at_edge):
+            continue
+        height = ln.bottom - ln.top
+        continued = any(o.cut is None and 0 < o.top - ln.top <= 1.8 * height for o in at_edge)
+        if len(right.split()) < 4 and not continued:
+            continue
+        side.append(
+            _Line(
+                left, ln.page, ln.top, ln.bottom, ln.x0, ln.size, ln.bold, x1=left_x1, text_x0=ln.x0,
+                band=ln.band, col=ln.col, page_height=ln.page_height, side=True,
+            )
+        )  # fmt: skip
+        ln.text, ln.x0, ln.text_x0, ln.cut = right, x0, text_x0, None
+    if not side:
+        return lines
+    # a heading's second line, alone beneath it (no text beside it)
+    widest = max(s.x1 for s in side)
+    edge = min((start(o) for o in text_lines if not o.side and o.x0 > widest), default=widest)
+    for ln in sorted(text_lines, key=lambda o: o.top):
+        above = any(
+            (s.band, s.col) == (ln.band, ln.col)
+            and abs(s.x0 - ln.x0) <= 3
+            and 0 < ln.top - s.bottom <= 0.8 * (s.bottom - s.top)
+            for s in side
+        )
+        if above and ln.cut is None and not ln.side and ln.x1 < edge - 10 and _side_label(ln.text):
+            ln.side = True
+            side.append(ln)
+    # the parts of one heading joined (sorted by their top, each part directly beneath the one before)
+    merged: list[_Line] = []
+    for s in sorted(side, key=lambda o: (o.band, o.col, o.top)):
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and (last.band, last.col) == (s.band, s.col)
+            and 0 <= s.top - last.bottom <= 0.8 * (s.bottom - s.top)
+        ):
+            last.text += " " + s.text
+            last.bottom, last.x1 = s.bottom, max(last.x1, s.x1)
+        else:
+            merged.append(s)
+    kept = [ln for ln in lines if not ln.side]
+    return kept + merged
+
+
 def _rows(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Words grouped into rows by their top (3 pt tolerance), top to bottom."""
     rows: list[list[dict[str, Any]]] = []
@@ -166,9 +291,12 @@ def _rows(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return rows
 
 
-#: a table drawn without rules: at least this many rows, each of at least this many cells
+#: a table drawn without rules: at least this many rows, each of at least this many cells (two where every first
+#: cell is a short label: a label/value block)
 _TEXT_TABLE_ROWS = 3
 _TEXT_TABLE_CELLS = 3
+#: the most words a label of a label/value block has
+_LABEL_WORDS = 6
 
 
 def _cells(row: list[dict[str, Any]]) -> tuple[list[list[dict[str, Any]]], float]:
@@ -186,20 +314,36 @@ def _cells(row: list[dict[str, Any]]) -> tuple[list[list[dict[str, Any]]], float
     return cells, height
 
 
+def _label_cell(words: list[dict[str, Any]]) -> bool:
+    """A cell that reads as a label ("Document owner", "Version:"), not as prose or a list marker."""
+    text = " ".join(str(w["text"]) for w in words).removesuffix(":")
+    return bool(text) and len(words) <= _LABEL_WORDS and _side_label(text)
+
+
 def _text_tables(
-    words: list[dict[str, Any]],
+    words: list[dict[str, Any]], *, labels: bool = True
 ) -> list[tuple[tuple[float, float, float, float], list[list[str]], float]]:
-    """Tables drawn without rules (a retention schedule set with tab stops): runs of at least
-    :data:`_TEXT_TABLE_ROWS` consecutive rows that split into the same number (at least :data:`_TEXT_TABLE_CELLS`)
-    of cells starting at the same places (within 6 pt), the rows no further apart than two and a half text
-    heights. Each is ``(bbox, rows of cell texts, bottom of its first row)``. Read as lines, such a table's rows ran
-    into one paragraph, and its columns could be taken for the columns of the page. A row whose cell wraps onto a
-    second line ends the run (that table is read as lines, as before)."""
+    """Tables drawn without rules (a retention schedule set with tab stops, a label/value block of document
+    control): runs of at least :data:`_TEXT_TABLE_ROWS` consecutive rows that split into the same number of cells
+    starting at the same places (within 6 pt), the rows no further apart than two and a half text heights.
+
+    A row has at least :data:`_TEXT_TABLE_CELLS` cells, or two whose first is a short label (:func:`_label_cell`)
+    when ``labels`` (False on a page set in two columns, whose lines side by side would pass for label and value).
+    A row whose first cell is empty and whose cells start at the run's tab stops is a cell wrapped onto a second
+    line: its words go on the row above (a two-cell row may wrap once; longer values are prose beside side
+    headings). Each table is ``(bbox, rows of cell texts, bottom of its first row)``, a label's closing colon
+    dropped. Read as lines, such a table's rows ran into one paragraph, and its columns could be taken for the
+    columns of the page."""
     found: list[tuple[tuple[float, float, float, float], list[list[str]], float]] = []
     run: list[tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]] = []
 
+    wrapped: list[int] = []  # lines each row of the run has beyond its first
+
     def flush() -> None:
-        if len(run) >= _TEXT_TABLE_ROWS:
+        # a label/value block whose values run over several lines is a text with side headings
+        # (:func:`_side_headings`), not a table
+        prose = len(run[0][1]) == 2 and max(wrapped, default=0) > 1 if run else False
+        if len(run) >= _TEXT_TABLE_ROWS and not prose:
             all_words = [w for row, _ in run for w in row]
             bbox = (
                 min(float(w["x0"]) for w in all_words),
@@ -208,12 +352,37 @@ def _text_tables(
                 max(float(w["bottom"]) for w in all_words),
             )
             grid = [[" ".join(str(w["text"]) for w in cell) for cell in cells] for _, cells in run]
-            found.append((bbox, grid, max(float(w["bottom"]) for w in run[0][0])))
+            if len(grid[0]) == 2:
+                grid = [[row[0].removesuffix(":").rstrip(), row[1]] for row in grid]
+            first_bottom = max(
+                float(w["bottom"]) for w in run[0][0] if float(w["top"]) <= float(run[0][0][0]["top"]) + 3
+            )
+            found.append((bbox, grid, first_bottom))
         run.clear()
+        wrapped.clear()
+
+    def tab_stop(cell: list[dict[str, Any]], stops: list[list[dict[str, Any]]]) -> int | None:
+        return next(
+            (j for j, s in enumerate(stops) if abs(float(cell[0]["x0"]) - float(s[0]["x0"])) <= 6.0), None
+        )
 
     for row in _rows(words):
         cells, height = _cells(row)
-        if len(cells) < _TEXT_TABLE_CELLS:
+        if run:
+            prev_row, prev_cells = run[-1]
+            near = (
+                min(float(w["top"]) for w in row) - max(float(w["bottom"]) for w in prev_row) <= 2.5 * height
+            )
+            stops = [tab_stop(cell, prev_cells) for cell in cells]
+            if near and len(cells) < len(prev_cells) and None not in stops and 0 not in stops:
+                for cell, j in zip(cells, stops, strict=True):  # a cell wrapped onto a second line
+                    assert j is not None
+                    prev_cells[j].extend(cell)
+                prev_row.extend(row)
+                wrapped[-1] += 1
+                continue
+        wide = len(cells) >= _TEXT_TABLE_CELLS or (labels and len(cells) == 2 and _label_cell(cells[0]))
+        if not wide:
             flush()
             continue
         if run:
@@ -228,6 +397,7 @@ def _text_tables(
             if not (aligned and near):
                 flush()
         run.append((row, cells))
+        wrapped.append(0)
     flush()
     return found
 
@@ -377,6 +547,38 @@ def _without_tilted_text(page: Any) -> Any:
     return page.filter(lambda obj: obj.get("object_type") != "char" or _horizontal(obj))
 
 
+def _right_angle(char: dict[str, Any]) -> int | None:
+    """The right angle (0, 90, 180 or 270 degrees, counter-clockwise) a character's text matrix turns it by,
+    within 3°; None for any other angle."""
+    matrix = char.get("matrix") or (1.0, 0.0)
+    angle = math.degrees(math.atan2(float(matrix[1]), float(matrix[0]))) % 360
+    for right in (0, 90, 180, 270, 360):
+        if abs(angle - right) <= 3:
+            return right % 360
+    return None
+
+
+def _upright(page: Any) -> Any:
+    """The page turned so that its text runs left to right, when most of its characters are turned by the same
+    right angle (a landscape table drawn sideways on a portrait page); else the page itself.
+
+    pdfplumber reads text turned by 90° word by word in the turned order (a sentence came out letter-reversed),
+    and no column, table or paragraph rule applies to it. The page is opened again with its ``/Rotate`` turned
+    by that angle, so that pdfminer lays the page out as a viewer shows it once turned."""
+    chars = page.chars
+    if not chars:
+        return page
+    turn, count = Counter(_right_angle(c) for c in chars).most_common(1)[0]
+    if not turn or count * 2 < len(chars):
+        return page
+    import copy
+
+    page_obj = copy.copy(page.page_obj)
+    page_obj.rotate = (int(page.rotation) + turn) % 360
+    page_obj.attrs = {**page_obj.attrs, "Rotate": page_obj.rotate}
+    return type(page)(page.pdf, page_obj, page_number=page.page_number, initial_doctop=page.initial_doctop)
+
+
 def _page_lines(page: Any, number: int) -> list[_Line]:
     """Text lines of a page in reading order; each ruled table is one pseudo-line carrying its cells. Turned
     text (a watermark) is left out (:func:`_without_tilted_text`)."""
@@ -403,7 +605,8 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
     words = [
         w for w in page.extract_words() if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))
     ]
-    for (x0, top, x1, bottom), grid, head_bottom in _text_tables(words):  # tables drawn without rules
+    columns = _gutter(_rows(words), float(page.bbox[0]), float(page.bbox[2])) is not None if words else False
+    for (x0, top, x1, bottom), grid, head_bottom in _text_tables(words, labels=not columns):  # without rules
         boxes.append((x0, top, x1, bottom))
         head_chars = [c for c in page.chars if top <= (c["top"] + c["bottom"]) / 2 <= head_bottom]
         tables.append(
@@ -439,6 +642,7 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
                     band=band,
                     col=col,
                     page_height=height,
+                    cut=_wide_cut(text, chars, size),
                 )
             )
     for t in tables:  # a table belongs to the region holding its top-left corner
@@ -446,7 +650,7 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
             if rtop <= t.top + 1 <= rbottom and rx0 <= t.x0 + 1 <= rx1:
                 t.band, t.col = band, col
                 break
-    lines = _join_glyph_lines(lines) + tables
+    lines = _side_headings(_join_glyph_lines(lines)) + tables
     lines.sort(key=lambda ln: (ln.band, ln.col, round(ln.top, 1), ln.x0))
     return lines
 
@@ -543,6 +747,8 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             return None  # a bullet glyph marks a list item, whatever its font
         if ln.size >= body_size * 1.15:
             return ln.size
+        if ln.side:
+            return body_size
         words = ln.text.split()
         if ln.bold and len(words) <= 12 and ln.text[-1] not in ".,;:!?" and not _BULLET_RE.match(ln.text):
             return body_size
@@ -729,7 +935,10 @@ def parse_pdf(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
                 )
             pages = []
             for i, page in enumerate(pdf.pages):
-                pages.append(_page_lines(page, i + 1))
+                upright = _upright(page)
+                pages.append(_page_lines(upright, i + 1))
+                if upright is not page:
+                    upright.close()
                 page.close()  # drop the page's cached layout objects: memory stays flat on long PDFs
             title = _title(pdf.metadata)
     except DocumentError:
