@@ -4,6 +4,7 @@ watermarks, pages drawn sideways, tables without rules, side headings."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -218,3 +219,88 @@ def test_a_wrapped_cell_of_a_table_without_rules_stays_in_its_row(tmp_path: Path
     assert [(p.kind, p.text) for p in doc.paragraphs] == [
         ("table-row", f"Record: {a}; Retention period: {b}; Trigger: {' '.join(c)}") for a, b, c in body
     ]
+
+
+def _grid(c: Any, x: list[float], top: float, rows: list[list[str]], height: float = 18) -> None:
+    """A ruled table: ``rows`` of cells between the column edges ``x``, from ``top`` down (reportlab's y)."""
+    c.setFont("Helvetica", 10)
+    bottom = top - height * len(rows)
+    for edge in x:
+        c.line(edge, top, edge, bottom)
+    for i in range(len(rows) + 1):
+        c.line(x[0], top - height * i, x[-1], top - height * i)
+    for i, row in enumerate(rows):
+        for j, cell in enumerate(row):
+            c.drawString(x[j] + 4, top - height * (i + 1) + 5, cell)
+
+
+def test_a_table_row_broken_across_a_page_is_one_row(tmp_path: Path) -> None:
+    """Word and LibreOffice let a table row break across a page: the rest of its cells opens the next page as a
+    table of its own. pdfplumber read it as a row ("Criteria: impact"); it now completes the row it came from."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    _, height = A4
+    c = canvas.Canvas(str(tmp_path / "broken.pdf"), pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+    c.drawString(
+        72, height - 72, "Incidents are classified by the Incident Manager using the severity matrix below."
+    )
+    x = [72.0, 160.0, 380.0, 520.0]
+    rows = [
+        ["Severity", "Criteria", "Response target"],
+        ["High", "Loss of availability of a clinical system", "Within 4 hours"],
+        ["Low", "Policy violation without", "Within 5 business days"],
+    ]
+    _grid(c, x, 120, rows)
+    c.showPage()
+    _grid(c, x, height - 60, [["", "impact", ""]])
+    c.setFont("Helvetica", 10)
+    c.drawString(
+        72, height - 120, "Every incident is recorded in the incident log and closed by the Incident Manager."
+    )
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "broken.pdf")
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        ("paragraph", "Incidents are classified by the Incident Manager using the severity matrix below."),
+        (
+            "table-row",
+            "Severity: High; Criteria: Loss of availability of a clinical system; Response target: Within 4 hours",
+        ),
+        (
+            "table-row",
+            "Severity: Low; Criteria: Policy violation without impact; Response target: Within 5 business days",
+        ),
+        ("paragraph", "Every incident is recorded in the incident log and closed by the Incident Manager."),
+    ]
+
+
+def test_a_hyphen_at_a_line_end_is_kept_unless_the_document_joins_the_word(tmp_path: Path) -> None:
+    """Word and LibreOffice do not hyphenate: a hyphen ending one of their lines is the word's own, and dropping it
+    gave "multifactor", "Subprocessors", "backout". It is dropped only where the document writes the word whole
+    elsewhere ("pro-" / "cessing", beside "processing"). A range broken after its dash is joined without a space."""
+    lines = [
+        "Remote access to the processing systems requires multi-",
+        "factor authentication and a managed device. Every pro-",
+        "cessing activity is recorded, and the controls of Annex A 5.24–",
+        "5.28 apply.",
+    ]
+    rows = [(72.0, 740.0 - 14 * i, text, False) for i, text in enumerate(lines)]
+    doc = parse_path(_draw_rows(tmp_path / "hyphens.pdf", rows, []))
+    assert [p.text for p in doc.paragraphs] == [
+        "Remote access to the processing systems requires multi-factor authentication and a managed device. Every "
+        "processing activity is recorded, and the controls of Annex A 5.24–5.28 apply."
+    ]
+
+
+def test_a_fill_in_blank_on_the_line_after_its_label_stays_with_it(tmp_path: Path) -> None:
+    """A label ending in a colon, its blank wrapped onto the next line: one form paragraph, as in the Word
+    original, not the label and a line of underscores apart."""
+    intro = "Complete one copy of this record for each processing activity and keep it with the register."
+    lines = ["Name and contact details of the controller:", "________________________________________"]
+    rows = [(72.0, 740.0, intro, False)] + [
+        (72.0, 710.0 - 14 * i, text, False) for i, text in enumerate(lines)
+    ]
+    doc = parse_path(_draw_rows(tmp_path / "blank.pdf", rows, []))
+    assert [p.text for p in doc.paragraphs] == [intro, " ".join(lines)]

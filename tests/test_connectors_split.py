@@ -7,7 +7,7 @@ import json
 import pytest
 
 from compliance.connectors import ParsedDocument, SplitConfig, count_tokens
-from compliance.connectors.assemble import Block, assemble
+from compliance.connectors.assemble import Block, assemble, table_blocks
 from compliance.errors import ConfigurationError
 from compliance.text import clean_text
 from tests.fixtures.connectors import builders as b
@@ -176,3 +176,28 @@ def test_random_block_sequences_keep_every_invariant() -> None:
         b.check_invariants(doc, max_tokens=config.max_tokens)
         body = [blk for blk in blocks if blk.kind != "heading" and blk.text.strip()]
         assert bool(doc.paragraphs) == bool(body)
+
+
+def test_a_first_row_that_reads_as_data_is_no_header() -> None:
+    """A questionnaire's table without a marked header: its first row is a question, not column names. It had
+    become the header of the rows beneath it ("3.1: 3.2; Is multi-factor authentication enforced …?: …"). Column
+    names stay a header; a two-column table stays label/value pairs."""
+    questions = [
+        ["3.1", "Is multi-factor authentication enforced for remote access?", "Yes / No"],
+        ["3.2", "Is data encrypted at rest?", ""],
+    ]
+    assert [blk.text for blk in table_blocks(questions)] == [
+        "3.1; Is multi-factor authentication enforced for remote access?; Yes / No",
+        "3.2; Is data encrypted at rest?",
+    ]
+    ids = [["AC-01", "Access reviews", "Quarterly"], ["AC-02", "Leaver removal", "Same day"]]
+    assert [blk.text for blk in table_blocks(ids)] == [
+        "AC-01; Access reviews; Quarterly",
+        "AC-02; Leaver removal; Same day",
+    ]
+    named = [["No.", "Control", "Frequency"], ["1", "Access reviews", "Quarterly"]]
+    assert [blk.text for blk in table_blocks(named)] == [
+        "No.: 1; Control: Access reviews; Frequency: Quarterly"
+    ]
+    pairs = [["Owner", "CISO"], ["Version", "2.1"]]
+    assert [blk.text for blk in table_blocks(pairs)] == ["Owner: CISO", "Version: 2.1"]

@@ -103,6 +103,28 @@ def without_page_navigation(text: str, in_page_links: list[str]) -> str:
     return text
 
 
+#: an identifier in a table's first column: "3.1", "12.", "AC-01", "A.5.1"
+_ROW_ID_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]{1,5}[-.]?\d+(?:\.\d+)*)$")
+
+
+def guess_header(rows: Sequence[Sequence[str]]) -> bool:
+    """Whether the first row of a table that no format mark (bold, a repeating header row) singles out is its header.
+
+    A two-column table is read as label/value pairs (no header). A wider table has a header unless its first row
+    reads as data: a cell of more than six words or ending in a question mark (a question of a questionnaire, not
+    a column's name), or a first cell that is a row identifier ("3.1", "AC-01") like the next row's. Such a first row
+    had become the header of the rows beneath it ("3.1: 3.2; Is multi-factor authentication enforced …?: Is data
+    encrypted at rest?")."""
+    width = max((len(row) for row in rows), default=0)
+    if width == 2 and len(rows) > 1:
+        return False
+    head = [str(c or "").strip() for c in rows[0]] if rows else []
+    if any(len(c.split()) > 6 or c.endswith("?") for c in head):
+        return False
+    nxt = [str(c or "").strip() for c in rows[1]] if len(rows) > 1 else []
+    return not (head and nxt and _ROW_ID_RE.match(head[0]) and _ROW_ID_RE.match(nxt[0]))
+
+
 def table_blocks(
     grid: Sequence[Sequence[str]], *, header: bool | None = None, page: int | None = None
 ) -> list[Block]:
@@ -116,7 +138,7 @@ def table_blocks(
     Args:
         grid: Rows of cell texts (cell line breaks are folded into spaces).
         header: True when the first row is a header (bold or marked as repeating header), False when it is
-            known not to be, None to decide: two-column tables are label/value pairs, others have a header.
+            known not to be, None to decide (:func:`guess_header`).
         page: Page number for every row.
     """
     rows = [[" ".join(str(c or "").split()) for c in row] for row in grid]
@@ -125,7 +147,7 @@ def table_blocks(
         return []
     width = max(len(row) for row in rows)
     if header is None:
-        header = not (width == 2 and len(rows) > 1)
+        header = guess_header(rows)
     if not header or len(rows) == 1:
         if width == 2:
             texts = [

@@ -41,11 +41,11 @@ import math
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from compliance.connectors.assemble import Block, assemble, table_blocks
+from compliance.connectors.assemble import Block, assemble, guess_header, table_blocks
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.pdf_guard import bounded_inflate, check_page_count
@@ -723,13 +723,78 @@ def _drop_running_lines(pages: list[list[_Line]]) -> list[list[_Line]]:
     return out
 
 
-def _join(parts: list[str], text: str) -> None:
-    if parts and _HYPHEN_END_RE.search(parts[-1]) and text[:1].islower():
-        parts[-1] = parts[-1][:-1] + text
-    elif parts:
-        parts[-1] = parts[-1] + " " + text
-    else:
+_WORD_RE = re.compile(r"[a-zà-ÿ]+(?:-[a-zà-ÿ]+)*")
+_LAST_WORD_RE = re.compile(r"([a-zà-ÿ]+)-$", re.IGNORECASE)
+_RANGE_END_RE = re.compile(r"\d[-–]$")
+
+
+def _join_broken_rows(pages: list[list[_Line]]) -> list[list[_Line]]:
+    """Join a table row broken across a page break to its first part: a table that opens a page, where the
+    previous page ended with a table of as many columns, and whose first row (after a repeated header row) has
+    an empty first cell holds the rest of the previous page's last row (``"Policy violation without"`` /
+    ``"impact"``). Read as a row of its own, that rest became a row "Criteria: impact"."""
+    last: _Line | None = None  # the last body line of the pages so far
+    for lines in pages:
+        body = [ln for ln in lines if not ln.furniture]
+        first = body[0] if body else None
+        if (
+            first is not None
+            and first.table is not None
+            and last is not None
+            and last.table is not None
+            and last.table
+            and first.table
+            and max(len(r) for r in first.table) == max(len(r) for r in last.table)
+        ):
+            rows = first.table
+            skip = 1 if len(rows) > 1 and rows[0] == last.table[0] else 0  # a header repeated on the new page
+            head = rows[skip]
+            tail = last.table[-1]
+            if not head[0].strip() and any(c.strip() for c in head) and len(head) == len(tail):
+                for i, cell in enumerate(head):
+                    if cell.strip():
+                        parts = [tail[i]] if tail[i] else []
+                        _join(parts, cell.strip())
+                        tail[i] = parts[0]
+                del rows[skip]
+                if len(rows) <= skip:
+                    lines.remove(first)
+                    body.remove(first)
+        if body:
+            last = body[-1]
+    return pages
+
+
+def _words(lines: Iterable[str]) -> set[str]:
+    """The lower-cased words (hyphenated compounds whole) of some text, for :func:`_join`."""
+    return {w for line in lines for w in _WORD_RE.findall(line.lower())}
+
+
+def _join(parts: list[str], text: str, words: set[str] | None = None) -> None:
+    """Append a line to the last part of a paragraph.
+
+    A line that ends in ``letter-`` before a lower-case word is a word broken at a hyphen. The hyphen is dropped
+    (``"pro-" + "cessing"`` → ``"processing"``) only where the document has the joined word elsewhere and not the
+    hyphenated one (``words``, :func:`_words`); otherwise it is kept (``"multi-" + "factor"`` → ``"multi-factor"``):
+    Word and LibreOffice do not hyphenate by default, so a hyphen at the end of their lines is the word's own. A
+    range broken after its dash (``"5.24–" + "5.28"``) is joined without a space."""
+    if not parts:
         parts.append(text)
+        return
+    last = parts[-1]
+    if _HYPHEN_END_RE.search(last) and text[:1].islower():
+        m = _LAST_WORD_RE.search(last)
+        first = _WORD_RE.match(text)
+        joined = (m.group(1) + first.group(0)).lower() if m and first else ""
+        hyphenated = (m.group(1) + "-" + first.group(0)).lower() if m and first else ""
+        if words is not None and joined in words and hyphenated not in words:
+            parts[-1] = last[:-1] + text
+        else:
+            parts[-1] = last + text
+    elif _RANGE_END_RE.search(last) and text[:1].isdigit():
+        parts[-1] = last + text
+    else:
+        parts[-1] = last + " " + text
 
 
 def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
@@ -737,6 +802,7 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     text_body = [ln for ln in body if ln.table is None and not ln.furniture]
     if not body:
         return
+    words = _words(ln.text for ln in text_body)
     size_weight: Counter[float] = Counter()
     for ln in text_body:
         size_weight[ln.size] += len(ln.text)
@@ -830,9 +896,7 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             else:
                 header_flag = True if ln.bold else (None if ln.ruled else False)
                 yield from table_blocks(rows, header=header_flag, page=ln.page)
-                has_header = header_flag is True or (
-                    header_flag is None and not (width == 2 and len(rows) > 1)
-                )
+                has_header = header_flag is True or (header_flag is None and guess_header(rows))
                 last_table = (rows[0] if has_header else None, width)
             prev = ln
             continue
@@ -883,13 +947,17 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
                 short_end = (
                     ends_sentence and last.x1 - col_left < 0.8 * line_width and current.kind == "paragraph"
                 )
-                breaks = gap > para_gap or indented_start or hanging or list_end or short_end
+                # a fill-in blank on the line after its label ("Name of the controller:" / "________")
+                blank = ln.text.startswith("__")
+                breaks = gap > para_gap or (
+                    not blank and (indented_start or hanging or list_end or short_end)
+                )
             if breaks:
                 yield from flush()
                 current = _Open("paragraph", [ln], [ln.text])
             else:
                 current.lines.append(ln)
-                _join(current.parts, ln.text)
+                _join(current.parts, ln.text, words)
         prev = ln
     yield from flush()
 
@@ -949,6 +1017,7 @@ def parse_pdf(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
         raise DocumentError(source, f"the PDF could not be read: {type(e).__name__}: {e}") from e
     pages = _drop_running_lines(pages)
     _mark_margin_lines(pages)
+    pages = _join_broken_rows(pages)
     blocks = list(_blocks(pages))
     check_paragraph_count(len(blocks), source, config)
     if not blocks:
