@@ -411,3 +411,30 @@ Passwords are **never** shared.
         ((*top, "1.1 Scope Of Accounts"), "Do not share passwords with anyone"),
         ((*top, "1.1 Scope Of Accounts"), "Passwords are never shared."),
     ]
+
+
+def test_html_exported_by_an_office_suite_bold_by_class_and_numbers_in_the_items() -> None:
+    """A Google Docs or LibreOffice export marks bold text with a class of its style sheet, not with <strong>, and
+    writes each item's number or bullet glyph into the item. Its typed headings and its tables' header rows were
+    lost, and "1. 1.Store …" items were one list instead of one statement each."""
+    page = """<html><head><style>.c5{font-weight:700} span.T1 { font-weight:bold; } .c2{color:#000}</style></head>
+<body><h1>IT Rules for Store Staff</h1>
+<p class="c2"><span class="c5">Rules</span></p>
+<ol><li><p><span style="float:left">1.</span>Store computers are used only for company business.</p></li>
+<li><p><span style="float:left">2.</span>Every member of staff logs in with their own account.</p></li></ol>
+<p class="c2"><span class="c5">Related Policies</span></p>
+<ul><li>\uf0b7\uf0b7Acceptable Use Policy</li><li>\uf0b7\uf0b7Mobile Device Policy</li></ul>
+<table><tr><td><p><span class="T1">Role</span></p></td><td><p><span class="T1">Responsibility</span></p></td></tr>
+<tr><td><p>IT Manager</p></td><td><p>Operates the backup system.</p></td></tr>
+<tr><td><p>System owners</p></td><td><p>Define the recovery objectives.</p></td></tr></table>
+<p class="c2">We are <span class="c5">never</span> going to ask for passwords.</p></body></html>"""
+    doc = parse_bytes(page.encode(), "rules.html")
+    rules, related = ("IT Rules for Store Staff", "Rules"), ("IT Rules for Store Staff", "Related Policies")
+    assert [(p.heading_path, p.text) for p in doc.paragraphs] == [
+        (rules, "1. Store computers are used only for company business."),
+        (rules, "2. Every member of staff logs in with their own account."),
+        (related, "- Acceptable Use Policy\n- Mobile Device Policy"),
+        (related, "Role: IT Manager; Responsibility: Operates the backup system."),
+        (related, "Role: System owners; Responsibility: Define the recovery objectives."),
+        (related, "We are never going to ask for passwords."),
+    ]

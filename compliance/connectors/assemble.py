@@ -103,6 +103,24 @@ def without_page_navigation(text: str, in_page_links: list[str]) -> str:
     return text
 
 
+#: bullet glyphs a list item's own text may start with (the private-use ones are symbol-font bullets: U+F0B7 …)
+_BULLET_GLYPHS_RE = re.compile(r"^(?:[•·▪◦●○■□➢\uf0b7\uf0a7\uf076\uf0d8\uf06c\uf0fc]+\s*|[–-]\s+)")
+
+
+def _without_own_marker(text: str, marker: str) -> str:
+    """A list item's text without a copy of its own marker at its start: an exported page that writes the number
+    or the bullet into the item ("<li><span>1.</span>Store …</li>", a symbol-font bullet U+F0B7) read as
+    "1. 1.Store …" or "- \uf0b7Acceptable Use Policy", and the numbered items were not split."""
+    stripped = text.lstrip()
+    if marker != "-":
+        after = stripped[len(marker) :]
+        if stripped.startswith(marker) and not after[:1].isdigit() and after.strip():
+            return after.lstrip()
+        return text
+    m = _BULLET_GLYPHS_RE.match(stripped)
+    return stripped[m.end() :] if m and stripped[m.end() :].strip() else text
+
+
 #: an identifier in a table's first column: "3.1", "12.", "AC-01", "A.5.1"
 _ROW_ID_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]{1,5}[-.]?\d+(?:\.\d+)*)$")
 
@@ -111,15 +129,15 @@ def guess_header(rows: Sequence[Sequence[str]]) -> bool:
     """Whether the first row of a table that no format mark (bold, a repeating header row) singles out is its header.
 
     A two-column table is read as label/value pairs (no header). A wider table has a header unless its first row
-    reads as data: a cell of more than six words or ending in a question mark (a question of a questionnaire, not
-    a column's name), or a first cell that is a row identifier ("3.1", "AC-01") like the next row's. Such a first row
+    reads as data: a cell of more than six words, or of four or more ending in a question mark (a question of a
+    questionnaire, not a column's name such as "Read only?"), or a first cell that is a row identifier ("3.1", "AC-01") like the next row's. Such a first row
     had become the header of the rows beneath it ("3.1: 3.2; Is multi-factor authentication enforced …?: Is data
     encrypted at rest?")."""
     width = max((len(row) for row in rows), default=0)
     if width == 2 and len(rows) > 1:
         return False
     head = [str(c or "").strip() for c in rows[0]] if rows else []
-    if any(len(c.split()) > 6 or c.endswith("?") for c in head):
+    if any(len(c.split()) > 6 or (c.endswith("?") and len(c.split()) >= 4) for c in head):
         return False
     nxt = [str(c or "").strip() for c in rows[1]] if len(rows) > 1 else []
     return not (head and nxt and _ROW_ID_RE.match(head[0]) and _ROW_ID_RE.match(nxt[0]))
@@ -274,7 +292,7 @@ def _segments(blocks: Iterable[Block]) -> list[_Segment]:
             if not (in_list and last is not None and last.kind == "list"):
                 list_base = block.level  # nesting is shown relative to the list's first item
             indent = "  " * max(0, block.level - list_base)
-            line = indent + marker + " " + " ".join(text.split("\n"))
+            line = indent + marker + " " + " ".join(_without_own_marker(text, marker).split("\n"))
             if in_list and last is not None and last.kind == "list":
                 last.lines.append(line)
                 last.line_pages.append(block.page)

@@ -51,6 +51,12 @@ _FURNITURE_ROLES = frozenset({
 })  # fmt: skip
 #: whether hidden elements are read (set by :func:`parse_html` when the page's visible part is too small)
 _READ_HIDDEN: ContextVar[bool] = ContextVar("_READ_HIDDEN", default=False)
+#: the classes the page's style sheets make bold (Google Docs and LibreOffice exports mark bold text so, not
+#: with <strong>), set by :func:`parse_html`
+_BOLD_CLASSES: ContextVar[frozenset[str]] = ContextVar("_BOLD_CLASSES", default=frozenset())
+_CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+_CSS_BOLD = re.compile(r"font-weight\s*:\s*(?:bold(?:er)?|[6-9]00)\b", re.IGNORECASE)
+_CSS_CLASS = re.compile(r"^[a-z0-9_-]*\.([a-z0-9_-]+)$", re.IGNORECASE)
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.IGNORECASE)
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _BLOCK = {
@@ -172,17 +178,45 @@ def _layout_table(table: Any) -> bool:
 _TYPED_HEADING = 1000
 
 
+def _bold_classes(soup: Any) -> frozenset[str]:
+    """The classes the page's ``<style>`` sheets set in bold (``.c5{font-weight:700}``, ``span.T1 {
+    font-weight:bold }``): simple class selectors only."""
+    found: set[str] = set()
+    for style in soup.find_all("style"):
+        for selectors, body in _CSS_RULE.findall(style.get_text()):
+            if _CSS_BOLD.search(body):
+                for selector in selectors.split(","):
+                    if m := _CSS_CLASS.match(selector.strip()):
+                        found.add(m.group(1))
+    return frozenset(found)
+
+
+def _bold_tag(tag: Any) -> bool:
+    """Whether ``tag`` sets its text in bold: ``<strong>``, ``<b>``, an inline ``font-weight: bold`` or a class the
+    page's style sheet makes bold."""
+    if tag.name in ("strong", "b"):
+        return True
+    style = tag.attrs.get("style") if tag.attrs else None
+    if isinstance(style, str) and _CSS_BOLD.search(style):
+        return True
+    classes = tag.attrs.get("class") if tag.attrs else None
+    bold = _BOLD_CLASSES.get()
+    return bool(bold and classes and any(c in bold for c in classes))
+
+
 def _all_bold(node: Any) -> bool:
-    """Whether every piece of ``node``'s text stands in ``<strong>`` or ``<b>`` (a heading typed as a bold
-    paragraph: ``<p><strong>1. Purpose</strong></p>``)."""
+    """Whether every piece of ``node``'s text is set in bold (:func:`_bold_tag`): a heading typed as a bold
+    paragraph (``<p><strong>1. Purpose</strong></p>``, or a Google Docs export's ``<p><span class="c5">``)."""
     from bs4 import NavigableString
 
     pieces = [t for t in node.find_all(string=True) if isinstance(t, NavigableString) and t.strip()]
     if not pieces:
         return False
+    if _bold_tag(node):
+        return True
     for piece in pieces:
         parent = piece.parent
-        while parent is not None and parent is not node and parent.name not in ("strong", "b"):
+        while parent is not None and parent is not node and not _bold_tag(parent):
             parent = parent.parent
         if parent is None or parent is node:
             return False
@@ -219,7 +253,14 @@ def _table(table: Any) -> Iterator[Block]:
         if not any(values):
             continue
         if not grid:
-            is_head = all(c.name == "th" for c in cells) or tr.find_parent("thead") is not None
+            is_head = (
+                all(c.name == "th" for c in cells)
+                or tr.find_parent("thead") is not None
+                or (
+                    bool(filled := [c for c in cells if c.get_text(strip=True)])
+                    and all(map(_all_bold, filled))
+                )
+            )
             header = True if is_head else None
         grid.append(values)
     yield from table_blocks(grid, header=header)
@@ -328,10 +369,12 @@ def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
         _READ_HIDDEN.reset(token)
     read_hidden = visible * 3 < everything  # most of the page hidden: read what it hides too
     token = _READ_HIDDEN.set(read_hidden)
+    bold_token = _BOLD_CLASSES.set(_bold_classes(soup))
     try:
         parts = _main_content(root, everything if read_hidden else visible)
         blocks = _place_typed_headings([block for part in parts for block in _walk(part)])
     finally:
+        _BOLD_CLASSES.reset(bold_token)
         _READ_HIDDEN.reset(token)
     check_paragraph_count(len(blocks), source, config)
     return assemble(
