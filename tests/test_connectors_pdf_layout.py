@@ -304,3 +304,118 @@ def test_a_fill_in_blank_on_the_line_after_its_label_stays_with_it(tmp_path: Pat
     ]
     doc = parse_path(_draw_rows(tmp_path / "blank.pdf", rows, []))
     assert [p.text for p in doc.paragraphs] == [intro, " ".join(lines)]
+
+
+def test_a_table_with_horizontal_rules_only_as_pandoc_draws_it(tmp_path: Path) -> None:
+    """A Markdown policy turned into Word by pandoc and printed to PDF: its tables have a rule above and below and
+    one under the header row, no others. pdfplumber finds no cells; read by tab stops, the header (not bold) was
+    taken for data, a cell wrapped onto lines of its own or running close to the next column was cut, and a
+    header cell of two lines, set at the bottom of its row, gave a row of its own. A two-column table whose values
+    run over several lines, under a header of two labels, is a table, not side headings."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(tmp_path / "pandoc.pdf"), pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 770, "The cookies we set are listed below with their purpose and how long they last.")
+    # the third column starts 6 pt after the longest line of the second (closer than a gap between cells)
+    third = 189 + c.stringWidth("Keeps you signed in to your", "Helvetica", 10) + 6
+    x = (72, 189, third, third + 90)
+    c.line(67, 752, 535, 752)
+    c.drawString(x[3], 740, "Storage")
+    for xi, text in zip(x, ("Cookie", "Purpose", "Type", "duration"), strict=True):
+        c.drawString(xi, 728, text)
+    c.line(67, 722, 535, 722)
+    rows = [
+        (["fj_session"], ["Keeps you signed in to your", "account"], ["Strictly", "necessary"], ["Session"]),
+        (["fj_csrf"], ["Protects against cross-", "site request forgery"], ["Strictly"], ["Session"]),
+        (["_plausible"], ["Counts page views"], ["Analytics"], ["24 hours"]),
+    ]
+    y = 708.0
+    for cells in rows:
+        for xi, lines in zip(x, cells, strict=True):
+            for k, line in enumerate(lines):
+                c.drawString(xi, y - 14 * k, line)
+        y -= 14 * max(len(lines) for lines in cells) + 4
+    c.line(67, y + 8, 535, y + 8)
+    c.drawString(72, y - 20, "Role and responsibilities are assigned as follows.")
+    c.line(67, y - 32, 535, y - 32)
+    c.drawString(72, y - 44, "Role")
+    c.drawString(306, y - 44, "Responsibilities")
+    c.line(67, y - 50, 535, y - 50)
+    y -= 64
+    for role, lines in [
+        ("Board", ["Approves the policy and receives", "an annual report from the DPO."]),
+        (
+            "Line managers",
+            ["Make sure their staff complete", "data protection training and", "follow the policy."],
+        ),
+        ("All staff", ["Report suspected breaches at once."]),
+    ]:
+        c.drawString(72, y, role)
+        for k, line in enumerate(lines):
+            c.drawString(306, y - 14 * k, line)
+        y -= 14 * len(lines) + 4
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "pandoc.pdf")
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        ("paragraph", "The cookies we set are listed below with their purpose and how long they last."),
+        (
+            "table-row",
+            "Cookie: fj_session; Purpose: Keeps you signed in to your account; Type: Strictly necessary; "
+            "Storage duration: Session",
+        ),
+        (
+            "table-row",
+            "Cookie: fj_csrf; Purpose: Protects against cross-site request forgery; Type: Strictly; "
+            "Storage duration: Session",
+        ),
+        (
+            "table-row",
+            "Cookie: _plausible; Purpose: Counts page views; Type: Analytics; Storage duration: 24 hours",
+        ),
+        ("paragraph", "Role and responsibilities are assigned as follows."),
+        (
+            "table-row",
+            "Role: Board; Responsibilities: Approves the policy and receives an annual report from the DPO.",
+        ),
+        (
+            "table-row",
+            "Role: Line managers; Responsibilities: Make sure their staff complete data protection training and "
+            "follow the policy.",
+        ),
+        ("table-row", "Role: All staff; Responsibilities: Report suspected breaches at once."),
+    ]
+
+
+def test_bold_numbered_headings_and_bold_labels_of_blanks(tmp_path: Path) -> None:
+    """A form printed from Word: "1. Your details" in bold is a heading (it was a list item, and the labels of its
+    blanks headed the rest); "Name: ____" with a bold label is a fill-in line, not a heading."""
+    rows = [
+        (72.0, 760.0, "Complete this form as soon as you notice something that might be an incident.", False),
+        (72.0, 730.0, "1. Your details", True),
+        (72.0, 710.0, "Name:", True),
+        (72.0, 690.0, "Department:", True),
+        (72.0, 660.0, "2. What happened", True),
+        (72.0, 640.0, "Describe what happened:", True),
+    ]
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(tmp_path / "form.pdf"), pagesize=A4, invariant=1)
+    for x, y, text, bold in rows:
+        c.setFont("Helvetica-Bold" if bold else "Helvetica", 10)
+        c.drawString(x, y, text)
+        if text.endswith(":"):
+            c.setFont("Helvetica", 10)
+            c.drawString(x + c.stringWidth(text, "Helvetica-Bold", 10) + 6, y, "____________________")
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "form.pdf")
+    assert [(p.heading_path, p.text) for p in doc.paragraphs] == [
+        ((), rows[0][2]),
+        (("1. Your details",), "Name: ____________________"),
+        (("1. Your details",), "Department: ____________________"),
+        (("2. What happened",), "Describe what happened: ____________________"),
+    ]

@@ -438,3 +438,22 @@ def test_html_exported_by_an_office_suite_bold_by_class_and_numbers_in_the_items
         (related, "Role: System owners; Responsibility: Define the recovery objectives."),
         (related, "We are never going to ask for passwords."),
     ]
+
+
+def test_markdown_fill_in_blanks_are_text() -> None:
+    """CommonMark reads a form's "____/____/________ at ____:____" as strong emphasis around "/" and ":"; the blanks
+    are text, a thematic break is still a break, ___bold italic___ is still emphasis, and fenced code is left as
+    it is."""
+    from compliance.connectors.text_reader import _blanks_as_text
+
+    text = (
+        "# Incident Report\n\n**Date and time you noticed the incident:** ____/____/________ at ____:____\n\n___\n\n"
+        "This form is ___always___ sent to the security team on the day the incident is noticed.\n"
+    )
+    doc = parse_bytes(text.encode(), "form.md")
+    assert [p.text for p in doc.paragraphs] == [
+        "Date and time you noticed the incident: ____/____/________ at ____:____",
+        "This form is always sent to the security team on the day the incident is noticed.",
+    ]
+    fenced = "```\ncode ____ stays\n```"
+    assert _blanks_as_text(fenced) == fenced

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from compliance.connectors.assemble import Block, assemble, guess_header, table_blocks
+from compliance.connectors.assemble import Block, assemble, guess_header, table_blocks, typed_heading_depth
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.pdf_guard import bounded_inflate, check_page_count
@@ -164,33 +164,47 @@ def _text_start(text: str, chars: list[dict[str, Any]], x0: float) -> float:
     return x0
 
 
-def _wide_cut(
-    text: str, chars: list[dict[str, Any]], size: float
-) -> tuple[str, float, str, float, float] | None:
-    """The line cut at its widest gap between two characters when that gap is wider than two and a half times
-    the font size (at least 18 pt), far wider than a space: ``(left text, left part's right end, right text,
-    right part's x0, where the right text starts after a list marker)``; None otherwise."""
-    if len(chars) < 2:
+_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "ft", "ﬆ": "st"})
+
+
+def _chars_text(chars: list[dict[str, Any]], size: float) -> str:
+    """The text of some characters of one line, left to right: a space where the PDF has one, or where two
+    characters stand further apart than 0.15 of the font size; ligatures spelled out, as pdfplumber's lines are."""
+    out: list[str] = []
+    prev: dict[str, Any] | None = None
+    for c in sorted(chars, key=lambda c: float(c["x0"])):
+        text = str(c.get("text", ""))
+        if not text.strip():
+            out.append(" ")
+        else:
+            if prev is not None and float(c["x0"]) - float(prev["x1"]) > 0.15 * size:
+                out.append(" ")
+            out.append(text.translate(_LIGATURES))
+        prev = c
+    return " ".join("".join(out).split())
+
+
+def _wide_cut(chars: list[dict[str, Any]], size: float) -> tuple[str, float, str, float, float] | None:
+    """The line cut at its widest gap between two characters (``chars``: all of the line's, spaces included) when
+    that gap is wider than two and a half times the font size (at least 18 pt), far wider than a space:
+    ``(left text, left part's right end, right text, right part's x0, where the right text starts after a list
+    marker)``; None otherwise."""
+    ordered = sorted((c for c in chars if str(c.get("text", "")).strip()), key=lambda c: float(c["x0"]))
+    if len(ordered) < 2:
         return None
-    ordered = sorted(chars, key=lambda c: float(c["x0"]))
     width, i = max(
         (float(b["x0"]) - float(a["x1"]), i) for i, (a, b) in enumerate(itertools.pairwise(ordered))
     )
     if width < max(18.0, 2.5 * size):
         return None
-    left_len = sum(len("".join(str(c.get("text", "")).split())) for c in ordered[: i + 1])
-    seen = 0
-    for k, ch in enumerate(text):
-        if seen == left_len:
-            left, right = text[:k].strip(), text[k:].strip()
-            if not left or not right:
-                return None
-            right_chars = ordered[i + 1 :]
-            x0 = float(right_chars[0]["x0"])
-            return left, float(ordered[i]["x1"]), right, x0, _text_start(right, right_chars, x0)
-        if not ch.isspace():
-            seen += 1
-    return None
+    cut = float(ordered[i]["x1"])
+    left = _chars_text([c for c in chars if float(c["x0"]) < cut], size)
+    right_chars = ordered[i + 1 :]
+    right = _chars_text([c for c in chars if float(c["x0"]) >= cut], size)
+    if not left or not right:
+        return None
+    x0 = float(right_chars[0]["x0"])
+    return left, cut, right, x0, _text_start(right, right_chars, x0)
 
 
 def _side_label(text: str) -> bool:
@@ -320,70 +334,120 @@ def _label_cell(words: list[dict[str, Any]]) -> bool:
     return bool(text) and len(words) <= _LABEL_WORDS and _side_label(text)
 
 
-def _text_tables(
-    words: list[dict[str, Any]], *, labels: bool = True
-) -> list[tuple[tuple[float, float, float, float], list[list[str]], float]]:
+def _cell_lines(cell: list[dict[str, Any]]) -> str:
+    """A cell's words line by line, the lines joined as a paragraph's are (a hyphen ending a line is kept:
+    "cross-" / "site" → "cross-site")."""
+    parts: list[str] = []
+    for line in _rows(cell):
+        _join(parts, " ".join(str(w["text"]) for w in sorted(line, key=lambda w: float(w["x0"]))))
+    return parts[0] if parts else ""
+
+
+@dataclass(slots=True)
+class _TextTable:
+    """A table drawn without rules (:func:`_text_tables`)."""
+
+    bbox: tuple[float, float, float, float]
+    grid: list[list[str]]
+    first_bottom: float  # the bottom of its first row's first line
+    second_top: float  # the top of its second row (a rule between the two marks a header)
+
+
+def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_TextTable]:
     """Tables drawn without rules (a retention schedule set with tab stops, a label/value block of document
     control): runs of at least :data:`_TEXT_TABLE_ROWS` consecutive rows that split into the same number of cells
     starting at the same places (within 6 pt), the rows no further apart than two and a half text heights.
 
-    A row has at least :data:`_TEXT_TABLE_CELLS` cells, or two whose first is a short label (:func:`_label_cell`)
-    when ``labels`` (False on a page set in two columns, whose lines side by side would pass for label and value).
-    A row whose first cell is empty and whose cells start at the run's tab stops is a cell wrapped onto a second
-    line: its words go on the row above (a two-cell row may wrap once; longer values are prose beside side
-    headings). Each table is ``(bbox, rows of cell texts, bottom of its first row)``, a label's closing colon
-    dropped. Read as lines, such a table's rows ran into one paragraph, and its columns could be taken for the
-    columns of the page."""
-    found: list[tuple[tuple[float, float, float, float], list[list[str]], float]] = []
-    run: list[tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]] = []
+    - A row has at least :data:`_TEXT_TABLE_CELLS` cells, or two whose first is a short label
+      (:func:`_label_cell`) when ``labels`` (False on a page set in two columns, whose lines side by side would
+      pass for label and value).
+    - A row with no word in the first column is a cell, or cells, wrapped onto another line: each word goes to
+      the column whose tab stop it stands at or after. Lines beneath a row go on that row; lines just above the
+      first row go before it (a header cell of two lines, set at the bottom of its row).
+    - A two-column run whose values run over several lines is a text with side headings, not a table, unless its
+      first row is a header of two labels ("Role | Responsibilities").
 
+    Each table's label's closing colon is dropped. Read as lines, such a table's rows ran into one paragraph, and
+    its columns could be taken for the columns of the page."""
+    found: list[_TextTable] = []
+    run: list[tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]] = []
     wrapped: list[int] = []  # lines each row of the run has beyond its first
+    above: list[dict[str, Any]] | None = None  # the row before the run's first, when it may be its top line
+
+    def top(row: list[dict[str, Any]]) -> float:
+        return min(float(w["top"]) for w in row)
+
+    def bottom(row: list[dict[str, Any]]) -> float:
+        return max(float(w["bottom"]) for w in row)
+
+    def columns(row: list[dict[str, Any]], stops: list[float]) -> list[int] | None:
+        """Each word's column by the tab stops, or None when a word stands in the first column."""
+        out = [
+            max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)
+            if float(w["x0"]) >= stops[0] - 6.0
+            else 0
+            for w in row
+        ]
+        return None if 0 in out else out
 
     def flush() -> None:
-        # a label/value block whose values run over several lines is a text with side headings
-        # (:func:`_side_headings`), not a table
-        prose = len(run[0][1]) == 2 and max(wrapped, default=0) > 1 if run else False
-        if len(run) >= _TEXT_TABLE_ROWS and not prose:
+        if len(run) < _TEXT_TABLE_ROWS:
+            run.clear()
+            wrapped.clear()
+            return
+        first_cells = run[0][1]
+        headed = len(first_cells) == 2 and wrapped[0] == 0 and all(map(_label_cell, first_cells))
+        prose = len(first_cells) == 2 and max(wrapped) > 1 and not headed
+        if not prose:
             all_words = [w for row, _ in run for w in row]
             bbox = (
                 min(float(w["x0"]) for w in all_words),
-                min(float(w["top"]) for w in all_words),
+                top(all_words),
                 max(float(w["x1"]) for w in all_words),
-                max(float(w["bottom"]) for w in all_words),
+                bottom(all_words),
             )
-            grid = [[" ".join(str(w["text"]) for w in cell) for cell in cells] for _, cells in run]
+            grid = [[_cell_lines(cell) for cell in cells] for _, cells in run]
             if len(grid[0]) == 2:
                 grid = [[row[0].removesuffix(":").rstrip(), row[1]] for row in grid]
-            first_bottom = max(
-                float(w["bottom"]) for w in run[0][0] if float(w["top"]) <= float(run[0][0][0]["top"]) + 3
-            )
-            found.append((bbox, grid, first_bottom))
+            head = run[0][0]
+            last_line = max(float(w["top"]) for w in head)
+            first_bottom = max(float(w["bottom"]) for w in head if float(w["top"]) >= last_line - 3)
+            found.append(_TextTable(bbox, grid, first_bottom, top(run[1][0])))
         run.clear()
         wrapped.clear()
-
-    def tab_stop(cell: list[dict[str, Any]], stops: list[list[dict[str, Any]]]) -> int | None:
-        return next(
-            (j for j, s in enumerate(stops) if abs(float(cell[0]["x0"]) - float(s[0]["x0"])) <= 6.0), None
-        )
 
     for row in _rows(words):
         cells, height = _cells(row)
         if run:
             prev_row, prev_cells = run[-1]
-            near = (
-                min(float(w["top"]) for w in row) - max(float(w["bottom"]) for w in prev_row) <= 2.5 * height
+            stops = [float(c[0]["x0"]) for c in run[0][1]]
+            near = top(row) - bottom(prev_row) <= 2.5 * height
+            fits = (
+                near
+                and not any(float(w["x0"]) < x - 1 and float(w["x1"]) > x + 1 for w in row for x in stops[1:])
+                and min(float(w["x0"]) for w in row) >= stops[0] - 6.0
             )
-            stops = [tab_stop(cell, prev_cells) for cell in cells]
-            if near and len(cells) < len(prev_cells) and None not in stops and 0 not in stops:
-                for cell, j in zip(cells, stops, strict=True):  # a cell wrapped onto a second line
-                    assert j is not None
-                    prev_cells[j].extend(cell)
+            cols = columns(row, stops) if fits else None
+            if cols is not None:  # cells wrapped onto another line
+                for w, j in zip(row, cols, strict=True):
+                    prev_cells[j].append(w)
                 prev_row.extend(row)
                 wrapped[-1] += 1
                 continue
+            if fits and len(stops) > 2:
+                # a row at the run's tab stops, its cells told apart by the stops (a cell may run close to the
+                # next one, closer than a gap between cells); two columns need the gap, as label and value
+                cells = [[] for _ in stops]
+                for w in row:
+                    cells[max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)].append(w)
+                if cells[0]:
+                    run.append((row, [c for c in cells]))
+                    wrapped.append(0)
+                    continue
         wide = len(cells) >= _TEXT_TABLE_CELLS or (labels and len(cells) == 2 and _label_cell(cells[0]))
         if not wide:
             flush()
+            above = row
             continue
         if run:
             prev_row, prev_cells = run[-1]
@@ -391,13 +455,17 @@ def _text_tables(
                 abs(float(a[0]["x0"]) - float(b[0]["x0"])) <= 6.0
                 for a, b in zip(cells, prev_cells, strict=True)
             )
-            near = (
-                min(float(w["top"]) for w in row) - max(float(w["bottom"]) for w in prev_row) <= 2.5 * height
-            )
-            if not (aligned and near):
+            if not (aligned and top(row) - bottom(prev_row) <= 2.5 * height):
                 flush()
+        if not run and above is not None and top(row) - bottom(above) <= 0.8 * height:
+            cols = columns(above, [float(c[0]["x0"]) for c in cells])
+            if cols is not None:  # the top line of a header cell set at the bottom of its row
+                for w, j in sorted(zip(above, cols, strict=True), key=lambda p: -float(p[0]["x0"])):
+                    cells[j].insert(0, w)
+                row = [*above, *row]
         run.append((row, cells))
         wrapped.append(0)
+        above = None
     flush()
     return found
 
@@ -606,13 +674,22 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
         w for w in page.extract_words() if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))
     ]
     columns = _gutter(_rows(words), float(page.bbox[0]), float(page.bbox[2])) is not None if words else False
-    for (x0, top, x1, bottom), grid, head_bottom in _text_tables(words, labels=not columns):  # without rules
-        boxes.append((x0, top, x1, bottom))
-        head_chars = [c for c in page.chars if top <= (c["top"] + c["bottom"]) / 2 <= head_bottom]
+    for found in _text_tables(words, labels=not columns):  # tables drawn without rules
+        x0, top, x1, bottom = found.bbox
+        boxes.append(found.bbox)
+        head_chars = [c for c in page.chars if top <= (c["top"] + c["bottom"]) / 2 <= found.first_bottom]
+        # a rule under the first row, across the table, marks it as the header (a table set with only horizontal
+        # rules, as pandoc and many templates draw them)
+        head_rule = any(
+            found.first_bottom - 1 <= float(e["top"]) <= found.second_top + 1
+            and float(e["x0"]) <= x0 + 0.2 * (x1 - x0)
+            and float(e["x1"]) >= x1 - 0.2 * (x1 - x0)
+            for e in page.horizontal_edges
+        )
         tables.append(
             _Line(
-                "", number, top, bottom, x0, 0.0, _bold(head_chars), table=grid, x1=x1, page_height=height,
-                ruled=False,
+                "", number, top, bottom, x0, 0.0, _bold(head_chars) or head_rule, table=found.grid, x1=x1,
+                page_height=height, ruled=False,
             )
         )  # fmt: skip
     words = [w for w in words if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))]
@@ -642,7 +719,7 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
                     band=band,
                     col=col,
                     page_height=height,
-                    cut=_wide_cut(text, chars, size),
+                    cut=_wide_cut(raw.get("chars", []), size),
                 )
             )
     for t in tables:  # a table belongs to the region holding its top-left corner
@@ -816,9 +893,15 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
         if ln.side:
             return body_size
         words = ln.text.split()
-        if ln.bold and len(words) <= 12 and ln.text[-1] not in ".,;:!?" and not _BULLET_RE.match(ln.text):
+        if not ln.bold or len(words) > 12 or ln.text[-1] in ".,;:!?" or "__" in ln.text:
+            return None  # a fill-in blank's bold label ("Name: ____") is no heading
+        m = _BULLET_RE.match(ln.text)
+        if m is None:
             return body_size
-        return None
+        # a bold numbered line that reads as a heading ("1. Your details"), as a Word heading numbered by its list
+        # style prints; a bulleted or lettered one stays an item
+        numbered = m.group(2) is not None and m.group(2)[:1].isdigit()
+        return body_size if numbered and typed_heading_depth(ln.text) is not None else None
 
     heading_sizes = sorted({s for ln in text_body if (s := heading_size(ln)) is not None}, reverse=True)
     # the largest size, used only by the first line(s) of the document, is the title: kept out of heading paths
@@ -949,8 +1032,13 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
                 )
                 # a fill-in blank on the line after its label ("Name of the controller:" / "________")
                 blank = ln.text.startswith("__")
+                # a short line that ends in a fill-in blank ends its field ("Name: ____" / "Department: ____");
+                # a full one wraps (… "Signature: ____" / "Date: ____")
+                field_end = (
+                    current.parts[-1].endswith("__") and not blank and last.x1 - col_left < 0.8 * line_width
+                )
                 breaks = gap > para_gap or (
-                    not blank and (indented_start or hanging or list_end or short_end)
+                    not blank and (indented_start or hanging or list_end or short_end or field_end)
                 )
             if breaks:
                 yield from flush()

@@ -247,12 +247,33 @@ def _all_strong(token: Any) -> bool:
     return seen
 
 
+#: a run of three or more underscores that touches no letter or digit: a form's fill-in blank
+_BLANK_RUN = re.compile(r"(?<![\w\\])_{3,}(?!\w)")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def _blanks_as_text(text: str) -> str:
+    """The Markdown with its fill-in blanks escaped, outside fenced code. CommonMark reads "____/____/________" or
+    "at ____:____" as strong emphasis around "/" and ":", and the blanks of a form's date and time were lost
+    ("Date and time you noticed the incident: //________ at :"). A run of underscores next to a word
+    (``___bold italic___``) is emphasis and is left alone."""
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and "___" in line and line.replace("_", "").strip():  # not a thematic break
+            line = _BLANK_RUN.sub(lambda m: "\\_" * len(m.group(0)), line)
+        out.append(line)
+    return "\n".join(out)
+
+
 def markdown_blocks(text: str) -> tuple[list[Block], str]:
     """Blocks of a Markdown document, and the text of its first level-1 heading ("" if none)."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark").enable("table")
-    tokens = md.parse(text)
+    tokens = md.parse(_blanks_as_text(text))
     blocks: list[Block] = []
     title = ""
     list_stack: list[list[Any]] = []  # per open list: [ordered, next number]
