@@ -20,6 +20,7 @@ document title.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import replace
@@ -350,10 +351,13 @@ def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     from bs4 import BeautifulSoup
 
     try:
-        try:
-            soup = BeautifulSoup(text, "lxml")
-        except Exception:  # lxml backend not available
-            soup = BeautifulSoup(text, "html.parser")
+        with warnings.catch_warnings():
+            # an XHTML export (LibreOffice's) is read as HTML on purpose: its markup is HTML's
+            warnings.filterwarnings("ignore", message=".*looks like you're using an HTML parser to parse an XML")
+            try:
+                soup = BeautifulSoup(text, "lxml")
+            except Exception:  # lxml backend not available
+                soup = BeautifulSoup(text, "html.parser")
     except Exception as e:
         raise DocumentError(source, f"the HTML could not be parsed: {e}") from e
     title_tag = soup.find("title")
