@@ -38,6 +38,8 @@ def _paragraphs(path: Path) -> list[str]:
 
 def _soffice(sources: Sequence[Path], target: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    if not sources:  # soffice given no file waits for one
+        return
     subprocess.run(
         ["soffice", "--headless", "--convert-to", target, "--outdir", str(out), *map(str, sources)],
         check=True,

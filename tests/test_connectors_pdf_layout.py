@@ -279,18 +279,21 @@ def test_a_table_row_broken_across_a_page_is_one_row(tmp_path: Path) -> None:
 def test_a_hyphen_at_a_line_end_is_kept_unless_the_document_joins_the_word(tmp_path: Path) -> None:
     """Word and LibreOffice do not hyphenate: a hyphen ending one of their lines is the word's own, and dropping it
     gave "multifactor", "Subprocessors", "backout". It is dropped only where the document writes the word whole
-    elsewhere ("pro-" / "cessing", beside "processing"). A range broken after its dash is joined without a space."""
+    elsewhere ("pro-" / "cessing", beside "processing"). A range broken after its dash, or a code after a hyphen
+    ("NWL-PRO-" / "002"), is joined without a space."""
     lines = [
         "Remote access to the processing systems requires multi-",
         "factor authentication and a managed device. Every pro-",
         "cessing activity is recorded, and the controls of Annex A 5.24–",
-        "5.28 apply.",
+        "5.28 apply, as the Breach Response Procedure (NWL-PRO-",
+        "002) sets out.",
     ]
     rows = [(72.0, 740.0 - 14 * i, text, False) for i, text in enumerate(lines)]
     doc = parse_path(_draw_rows(tmp_path / "hyphens.pdf", rows, []))
     assert [p.text for p in doc.paragraphs] == [
         "Remote access to the processing systems requires multi-factor authentication and a managed device. Every "
-        "processing activity is recorded, and the controls of Annex A 5.24–5.28 apply."
+        "processing activity is recorded, and the controls of Annex A 5.24–5.28 apply, as the Breach Response "
+        "Procedure (NWL-PRO-002) sets out."
     ]
 
 

@@ -353,7 +353,9 @@ def parse_html(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     try:
         with warnings.catch_warnings():
             # an XHTML export (LibreOffice's) is read as HTML on purpose: its markup is HTML's
-            warnings.filterwarnings("ignore", message=".*looks like you're using an HTML parser to parse an XML")
+            warnings.filterwarnings(
+                "ignore", message=".*looks like you're using an HTML parser to parse an XML"
+            )
             try:
                 soup = BeautifulSoup(text, "lxml")
             except Exception:  # lxml backend not available

@@ -803,6 +803,7 @@ def _drop_running_lines(pages: list[list[_Line]]) -> list[list[_Line]]:
 _WORD_RE = re.compile(r"[a-zà-ÿ]+(?:-[a-zà-ÿ]+)*")
 _LAST_WORD_RE = re.compile(r"([a-zà-ÿ]+)-$", re.IGNORECASE)
 _RANGE_END_RE = re.compile(r"\d[-–]$")
+_WORD_HYPHEN_END_RE = re.compile(r"\w-$")
 
 
 def _join_broken_rows(pages: list[list[_Line]]) -> list[list[_Line]]:
@@ -854,7 +855,8 @@ def _join(parts: list[str], text: str, words: set[str] | None = None) -> None:
     (``"pro-" + "cessing"`` → ``"processing"``) only where the document has the joined word elsewhere and not the
     hyphenated one (``words``, :func:`_words`); otherwise it is kept (``"multi-" + "factor"`` → ``"multi-factor"``):
     Word and LibreOffice do not hyphenate by default, so a hyphen at the end of their lines is the word's own. A
-    range broken after its dash (``"5.24–" + "5.28"``) is joined without a space."""
+    range broken after its dash (``"5.24–" + "5.28"``), or a code or compound broken after a hyphen before a digit
+    or a capital (``"NWL-PRO-" + "002"``), is joined without a space."""
     if not parts:
         parts.append(text)
         return
@@ -868,7 +870,9 @@ def _join(parts: list[str], text: str, words: set[str] | None = None) -> None:
             parts[-1] = last[:-1] + text
         else:
             parts[-1] = last + text
-    elif _RANGE_END_RE.search(last) and text[:1].isdigit():
+    elif (_RANGE_END_RE.search(last) and text[:1].isdigit()) or (
+        _WORD_HYPHEN_END_RE.search(last) and text[:1].isalnum()
+    ):  # "5.24–" + "5.28"; "NWL-PRO-" + "002", "Personal-" + "Data-Breach"
         parts[-1] = last + text
     else:
         parts[-1] = last + " " + text
@@ -1003,6 +1007,8 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
         if heading is not None:
             yield from flush()
         m = _BULLET_RE.match(ln.text)
+        if m and current is not None and _WORD_HYPHEN_END_RE.search(current.parts[-1]):
+            m = None  # "(NWL-PRO-" / "002) …": the rest of a code broken at its hyphen, not a numbered item
         # a new page, or a new column or band of a two-column page
         new_part = prev is not None and (prev.page, prev.band, prev.col) != (ln.page, ln.band, ln.col)
         gap = (ln.top - prev.bottom) if prev is not None and not new_part else 0.0
