@@ -6,6 +6,10 @@ its original. A paragraph of the original "comes out" when the converted file ha
 
     python tools/roles/build_role_set.py                   # var/role-set/docs
     python -m experiments.format_roundtrip [--docs var/role-set/docs] [--work var/roundtrip] [-v]
+    python -m experiments.format_roundtrip --two-columns --work var/roundtrip-2col   # Word set in two columns
+
+``--two-columns`` first sets each Word document's sections in two columns and takes its tables out (a table made
+for the full width would overflow a column, which no author would print), and reads those copies.
 
 Needs ``soffice`` (Debian: libreoffice-writer-nogui) and ``pandoc`` on the PATH; a route whose tool is missing is
 left out, and said so. Not part of the package or the test run (the tools are large and CI does not install them);
@@ -56,7 +60,33 @@ def _pandoc(source: Path, target: Path, *, standalone: bool = False) -> None:
     subprocess.run(args, check=True, capture_output=True, timeout=120)
 
 
-def compare(originals: Sequence[Path], converted: Path, suffix: str, *, verbose: bool = False) -> tuple[int, int]:
+def two_column_copies(sources: Sequence[Path], out: Path) -> list[Path]:
+    """Copies of the Word documents ``sources`` with every section set in two columns and no tables."""
+    import docx
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    out.mkdir(parents=True, exist_ok=True)
+    copies: list[Path] = []
+    for source in sources:
+        document = docx.Document(str(source))
+        for table in list(document.element.body.iter(qn("w:tbl"))):
+            table.getparent().remove(table)
+        for section in document.sections:
+            cols = section._sectPr.find(qn("w:cols"))
+            if cols is None:
+                cols = OxmlElement("w:cols")
+                section._sectPr.append(cols)
+            cols.set(qn("w:num"), "2")
+            cols.set(qn("w:space"), "720")
+        copies.append(out / source.name)
+        document.save(str(copies[-1]))
+    return copies
+
+
+def compare(
+    originals: Sequence[Path], converted: Path, suffix: str, *, verbose: bool = False
+) -> tuple[int, int]:
     """``(paragraphs of the originals that come out of the converted files, paragraphs of the originals)``."""
     found = total = 0
     for original in originals:
@@ -82,9 +112,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--docs", type=Path, default=ROOT / "var" / "role-set" / "docs")
     parser.add_argument("--work", type=Path, default=ROOT / "var" / "roundtrip")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--two-columns", action="store_true", help="read Word copies set in two columns")
     args = parser.parse_args(argv)
     docx = sorted(args.docs.glob("*.docx"))
     markdown = sorted(args.docs.glob("*.md"))
+    if args.two_columns:
+        docx, markdown = two_column_copies(docx, args.work / "two-columns"), []
     if not docx and not markdown:
         raise SystemExit(f"no documents in {args.docs}: run python tools/roles/build_role_set.py first")
     work: Path = args.work

@@ -422,3 +422,64 @@ def test_bold_numbered_headings_and_bold_labels_of_blanks(tmp_path: Path) -> Non
         (("1. Your details",), "Department: ____________________"),
         (("2. What happened",), "Describe what happened: ____________________"),
     ]
+
+
+def test_two_columns_set_by_a_word_processor(tmp_path: Path) -> None:
+    """Two columns as a word processor sets them (LibreOffice's, read back in session 44): lines wrapped by width,
+    a line of the left column reaching into the white band between the columns, a paragraph running on from the
+    bottom of the left column to the top of the right one with a capitalised word, and a lettered statement typed
+    in the text, its second line back at the margin. The band was taken for a full-width row and the columns
+    interleaved; the paragraph was cut at the column break, and the statement at its second line."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import simpleSplit
+    from reportlab.pdfgen import canvas
+
+    _, height = A4
+    left_x, right_x, width = 72.0, 324.0, 216.0
+    first = (
+        "Suppliers that process personal data on our behalf sign a data processing agreement before any data is "
+        "shared with them."
+    )
+    edge = "Staff report a lost laptop or phone at once, by telephone"  # set to end at x = 290, in the band
+    runs_on = "This Data Processing Addendum forms part of the Master Services Agreement between"
+    right_first = "Evergreen Bank plc and Helix Cloud Services Ltd dated 2 May 2024."
+    lettered = (
+        "(a) The Provider shall at all times encrypt Customer Personal Data in transit over public networks."
+    )
+    filler = "Access to the backups is logged, and the log is reviewed by the system owner every month."
+    c = canvas.Canvas(str(tmp_path / "columns.pdf"), pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+
+    def column(x: float, blocks: list[list[tuple[float, str]]]) -> None:
+        y = height - 100
+        for lines in blocks:
+            for indent, line in lines:
+                c.drawString(x + indent, y, line)
+                y -= 14
+            y -= 8
+
+    def wrap(text: str) -> list[tuple[float, str]]:
+        return [(0.0, line) for line in simpleSplit(text, "Helvetica", 10, width)]
+
+    column(
+        left_x,
+        [
+            wrap(first),
+            [(290 - left_x - c.stringWidth(edge, "Helvetica", 10), edge), (0.0, "to the Service Desk.")],
+            wrap(filler),
+            wrap(runs_on),
+        ],
+    )
+    column(right_x, [wrap(right_first), wrap(lettered), wrap(filler), wrap(filler)])
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "columns.pdf")
+    assert [p.text for p in doc.paragraphs] == [
+        first,
+        edge + " to the Service Desk.",
+        filler,
+        runs_on + " " + right_first,  # run on to the right column: the sentence had not ended
+        lettered,
+        filler,
+        filler,
+    ]

@@ -96,6 +96,7 @@ class _Line:
         True  # a table with rules (pdfplumber's); False: read from tab stops, a header only when bold
     )
     side: bool = False  # a heading set in the left margin beside its section's text (a side heading)
+    lead: float = 0.0  # the width of the line's first word (whether it would have fit on the line above)
     #: the line cut at a wide gap: (left text, right end of the left part, right text, right part's x0 and text
     #: start); a side heading and its section's first line when :func:`_side_headings` accepts the cut
     cut: tuple[str, float, str, float, float] | None = None
@@ -205,6 +206,22 @@ def _wide_cut(chars: list[dict[str, Any]], size: float) -> tuple[str, float, str
         return None
     x0 = float(right_chars[0]["x0"])
     return left, cut, right, x0, _text_start(right, right_chars, x0)
+
+
+def _lead_width(chars: list[dict[str, Any]], size: float) -> float:
+    """The width of a line's first word: from its first character to the last before a space or a gap wider than
+    0.15 of the font size."""
+    ordered = sorted(chars, key=lambda c: float(c["x0"]))
+    start = next((i for i, c in enumerate(ordered) if str(c.get("text", "")).strip()), None)
+    if start is None:
+        return 0.0
+    end = start
+    for i in range(start + 1, len(ordered)):
+        c = ordered[i]
+        if not str(c.get("text", "")).strip() or float(c["x0"]) - float(ordered[end]["x1"]) > 0.15 * size:
+            break
+        end = i
+    return float(ordered[end]["x1"]) - float(ordered[start]["x0"])
 
 
 def _side_label(text: str) -> bool:
@@ -541,7 +558,9 @@ def _regions(
     mid = (g0 + g1) / 2
     bands: list[tuple[bool, float, float]] = []  # (crosses the gutter, top, bottom)
     for row in rows:
-        crosses = any(float(w["x0"]) < g1 - 1.5 and float(w["x1"]) > g0 + 1.5 for w in row)
+        # a row crosses the gutter when a word spans its middle: a column's line may reach into the white band's
+        # edge, which is found with a tolerance for a few crossing rows
+        crosses = any(float(w["x0"]) < mid - 1 and float(w["x1"]) > mid + 1 for w in row)
         top = min(float(w["top"]) for w in row)
         bottom = max(float(w["bottom"]) for w in row)
         if bands and bands[-1][0] == crosses:
@@ -651,6 +670,11 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
     """Text lines of a page in reading order; each ruled table is one pseudo-line carrying its cells. Turned
     text (a watermark) is left out (:func:`_without_tilted_text`)."""
     page = _without_tilted_text(page)
+    x0, y0, x1, y1 = (float(v) for v in page.bbox)
+    if not int(page.rotation or 0) and any(
+        c["x0"] < x0 - 1 or c["x1"] > x1 + 1 or c["top"] < y0 - 1 or c["bottom"] > y1 + 1 for c in page.chars
+    ):  # text drawn off the page (a table wider than its column, run past the edge) is not seen by a reader
+        page = page.within_bbox(page.bbox)  # (a turned page's coordinates are not the page box's: left alone)
     tables: list[_Line] = []
     boxes: list[tuple[float, float, float, float]] = []
     height = float(page.height)
@@ -720,6 +744,7 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
                     col=col,
                     page_height=height,
                     cut=_wide_cut(raw.get("chars", []), size),
+                    lead=_lead_width(raw.get("chars", []), size),
                 )
             )
     for t in tables:  # a table belongs to the region holding its top-left corner
@@ -870,12 +895,22 @@ def _join(parts: list[str], text: str, words: set[str] | None = None) -> None:
             parts[-1] = last[:-1] + text
         else:
             parts[-1] = last + text
-    elif (_RANGE_END_RE.search(last) and text[:1].isdigit()) or (
-        _WORD_HYPHEN_END_RE.search(last) and text[:1].isalnum()
-    ):  # "5.24–" + "5.28"; "NWL-PRO-" + "002", "Personal-" + "Data-Breach"
+    elif (
+        (_RANGE_END_RE.search(last) and text[:1].isdigit())
+        or (_WORD_HYPHEN_END_RE.search(last) and text[:1].isalnum())
+        or (last.endswith("__") and text.startswith("_"))
+    ):  # "5.24–" + "5.28"; "NWL-PRO-" + "002", "Personal-" + "Data-Breach"; a blank wrapped in two
         parts[-1] = last + text
     else:
         parts[-1] = last + " " + text
+
+
+def _wrapped(last: _Line, ln: _Line, right_edge: float | None) -> bool:
+    """Whether ``ln`` starts on a new line only because its first word did not fit at the end of ``last``: that
+    word (its width measured from its characters), after a space, would run past the column's right edge."""
+    if right_edge is None or ln.lead <= 0:
+        return False
+    return last.x1 + 0.25 * last.size + ln.lead > right_edge - 1
 
 
 def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
@@ -1022,17 +1057,27 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             ends_sentence = current.parts[-1][-1:] in ".!?:;"
             col_left = left.get(ln.col, ln.x0)
             if new_part:
-                breaks = ends_sentence or not ln.text[:1].islower()
+                # a paragraph goes on in the next column or page when it ended mid-sentence, whatever its next
+                # word ("… Agreement between" / "Evergreen Bank plc …")
+                breaks = (ends_sentence or current.parts[-1].endswith("__")) and not ln.text[:1].islower()
             else:
                 indented_start = ln.x0 - col_left > 8 and ends_sentence and current.kind == "paragraph"
                 hanging = current.kind == "list-item" and ln.x0 + 2 < last.x0 and ends_sentence
                 # a list ends where a line starts left of the item's text, unless it plainly goes on with it
+                # ... unless the item's line was full: its text wrapped to the margin ("(a) The Provider shall
+                # encrypt" / "Customer Personal Data …", a lettered paragraph with no hanging indent)
                 list_end = (
                     current.kind == "list-item"
                     and ln.x0 < current.lines[0].text_x0 - 3
-                    and (ends_sentence or not ln.text[:1].islower())
+                    and (
+                        ends_sentence
+                        or (not ln.text[:1].islower() and not _wrapped(last, ln, right.get(ln.col)))
+                    )
                 )
                 line_width = right.get(ln.col, last.x1) - col_left
+                # (a short line that ends a sentence ends the paragraph even where the next word would not have fit:
+                # split there, a paragraph is two whole sentences; a field's line, below, is not split so)
+                wrapped = _wrapped(last, ln, right.get(ln.col))
                 short_end = (
                     ends_sentence and last.x1 - col_left < 0.8 * line_width and current.kind == "paragraph"
                 )
@@ -1041,7 +1086,10 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
                 # a short line that ends in a fill-in blank ends its field ("Name: ____" / "Department: ____");
                 # a full one wraps (… "Signature: ____" / "Date: ____")
                 field_end = (
-                    current.parts[-1].endswith("__") and not blank and last.x1 - col_left < 0.8 * line_width
+                    current.parts[-1].endswith("__")
+                    and not blank
+                    and last.x1 - col_left < 0.8 * line_width
+                    and not wrapped
                 )
                 breaks = gap > para_gap or (
                     not blank and (indented_start or hanging or list_end or short_end or field_end)
