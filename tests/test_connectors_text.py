@@ -416,7 +416,8 @@ Passwords are **never** shared.
 def test_html_exported_by_an_office_suite_bold_by_class_and_numbers_in_the_items() -> None:
     """A Google Docs or LibreOffice export marks bold text with a class of its style sheet, not with <strong>, and
     writes each item's number or bullet glyph into the item. Its typed headings and its tables' header rows were
-    lost, and "1. 1.Store …" items were one list instead of one statement each."""
+    lost, and "1. 1.Store …" items were one list instead of one statement each. Its title paragraph (``<p
+    class="Title">``) was read as a paragraph of the text."""
     page = """<html><head><style>.c5{font-weight:700} span.T1 { font-weight:bold; } .c2{color:#000}</style></head>
 <body><h1>IT Rules for Store Staff</h1>
 <p class="c2"><span class="c5">Rules</span></p>
@@ -438,6 +439,10 @@ def test_html_exported_by_an_office_suite_bold_by_class_and_numbers_in_the_items
         (related, "Role: System owners; Responsibility: Define the recovery objectives."),
         (related, "We are never going to ask for passwords."),
     ]
+    # the export's title paragraph is the document's title, not a paragraph of it
+    titled = b'<html><body><p class="Title">Remote Access Policy</p><p>Staff use the VPN for remote work.</p></body></html>'
+    doc = parse_bytes(titled, "remote.html")
+    assert [p.text for p in doc.paragraphs] == ["Staff use the VPN for remote work."]
 
 
 def test_markdown_fill_in_blanks_are_text() -> None:

@@ -179,6 +179,13 @@ def _layout_table(table: Any) -> bool:
 _TYPED_HEADING = 1000
 
 
+def _title_class(tag: Any) -> bool:
+    """Whether a paragraph is marked as the document's title by its class: LibreOffice writes ``<p
+    class="Title">``, Google Docs ``<p class="title">``; it was read as a paragraph (page furniture)."""
+    classes = tag.attrs.get("class") if tag.attrs else None
+    return bool(classes) and any(str(c).lower() == "title" for c in classes)
+
+
 def _bold_classes(soup: Any) -> frozenset[str]:
     """The classes the page's ``<style>`` sheets set in bold (``.c5{font-weight:700}``, ``span.T1 {
     font-weight:bold }``): simple class selectors only."""
@@ -320,7 +327,13 @@ def _walk(node: Any) -> Iterator[Block]:
             yield Block("heading", " ".join(_inline(child).split()), level=_HEADINGS[name])
         elif name in ("p", "dt", "dd", "figcaption", "caption", "summary", "address", "pre"):
             text = _without_page_navigation(child)
-            if text and name == "p" and _all_bold(child) and (depth := typed_heading_depth(text)) is not None:
+            if text and name == "p" and _title_class(child):
+                yield Block(
+                    "heading", text, level=0
+                )  # the document's title paragraph (an office-suite export)
+            elif (
+                text and name == "p" and _all_bold(child) and (depth := typed_heading_depth(text)) is not None
+            ):
                 yield Block("heading", text, level=_TYPED_HEADING - depth)  # placed by _place_typed_headings
             elif text:
                 yield Block("paragraph", text)
