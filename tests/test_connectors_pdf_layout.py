@@ -483,3 +483,35 @@ def test_two_columns_set_by_a_word_processor(tmp_path: Path) -> None:
         filler,
         filler,
     ]
+
+
+def test_bullets_drawn_as_shapes_mark_list_items(tmp_path: Path) -> None:
+    """A web page printed to PDF by a browser draws its list's bullets as small filled discs, not characters: the
+    items ran into one paragraph with their lead-in. Each disc now marks its line as an item."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    items = [
+        "your e-mail address;",
+        "your name and company, if you give them;",
+        "which newsletters you open and which links you click.",
+    ]
+    c = canvas.Canvas(str(tmp_path / "printed.pdf"), pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 760, "When you subscribe, we collect the following information:")
+    for i, item in enumerate(items):
+        y = 742 - 18 * i
+        c.circle(82, y + 3.5, 1.8, stroke=0, fill=1)
+        c.drawString(92, y, item)
+    c.drawString(72, 680, "We use this information only to send you the newsletter.")
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "printed.pdf")
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        (
+            "list",
+            "When you subscribe, we collect the following information:\n"
+            + "\n".join(f"- {i}" for i in items),
+        ),
+        ("paragraph", "We use this information only to send you the newsletter."),
+    ]

@@ -182,8 +182,8 @@ _TYPED_HEADING = 1000
 def _title_class(tag: Any) -> bool:
     """Whether a paragraph is marked as the document's title by its class: LibreOffice writes ``<p
     class="Title">``, Google Docs ``<p class="title">``; it was read as a paragraph (page furniture)."""
-    classes = tag.attrs.get("class") if tag.attrs else None
-    return bool(classes) and any(str(c).lower() == "title" for c in classes)
+    classes = (tag.attrs.get("class") if tag.attrs else None) or ()
+    return any(str(c).lower() == "title" for c in classes)
 
 
 def _bold_classes(soup: Any) -> frozenset[str]:

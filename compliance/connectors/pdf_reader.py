@@ -614,6 +614,32 @@ def _join_glyph_lines(lines: list[_Line]) -> list[_Line]:
     return out
 
 
+def _mark_drawn_bullets(page: Any, lines: list[_Line]) -> None:
+    """Give a line the bullet drawn beside it: a browser printing a web page (and some tools) draws a list's
+    bullets as small filled discs or squares, not as characters, and the items ran together as one paragraph. A
+    filled shape no larger than half the line's height, centred on the line's height and ending at most two line
+    heights left of its text, is the line's bullet: the line reads "• …" from the shape's place."""
+    shapes = [
+        o
+        for o in (*page.curves, *page.rects)
+        if o.get("fill") and float(o["width"]) >= 1.0 and float(o["height"]) >= 1.0
+    ]
+    if not shapes:
+        return
+    for ln in lines:
+        height = ln.bottom - ln.top
+        for o in shapes:
+            mid = (float(o["top"]) + float(o["bottom"])) / 2
+            if (
+                float(o["width"]) <= 0.5 * height
+                and float(o["height"]) <= 0.5 * height
+                and ln.top <= mid <= ln.bottom
+                and 0 < ln.x0 - float(o["x1"]) <= 2 * height
+            ):
+                ln.text, ln.text_x0, ln.x0 = "• " + ln.text, ln.x0, float(o["x0"])
+                break
+
+
 def _horizontal(char: dict[str, Any]) -> bool:
     """Whether a character runs left to right on a level baseline (its text matrix turns it by under 3°).
     pdfminer's ``upright`` is no test: a watermark turned by 45° is "upright" to it."""
@@ -752,6 +778,7 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
             if rtop <= t.top + 1 <= rbottom and rx0 <= t.x0 + 1 <= rx1:
                 t.band, t.col = band, col
                 break
+    _mark_drawn_bullets(page, lines)
     lines = _side_headings(_join_glyph_lines(lines)) + tables
     lines.sort(key=lambda ln: (ln.band, ln.col, round(ln.top, 1), ln.x0))
     return lines
