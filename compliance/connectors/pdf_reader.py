@@ -457,8 +457,8 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
                 cells = [[] for _ in stops]
                 for w in row:
                     cells[max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)].append(w)
-                if cells[0]:
-                    run.append((row, [c for c in cells]))
+                if cells[0] and sum(1 for c in cells if c) >= 2:  # (a lone short line after it is no row)
+                    run.append((row, cells))
                     wrapped.append(0)
                     continue
         wide = len(cells) >= _TEXT_TABLE_CELLS or (labels and len(cells) == 2 and _label_cell(cells[0]))
