@@ -346,3 +346,26 @@ def test_a_table_laying_out_the_page_is_read_cell_by_cell(tmp_path: Path) -> Non
             "the CISO.",
         ),
     ]
+
+
+def test_a_data_table_with_header_cells_in_a_heading_style_stays_a_table(tmp_path: Path) -> None:
+    """Some templates style a table's header cells as headings: each such cell holds its name only, so the table
+    holds data, not a page's layout."""
+    import docx
+
+    d = docx.Document()
+    table = d.add_table(rows=3, cols=3)
+    for j, name in enumerate(("Record", "Period", "Trigger")):
+        table.rows[0].cells[j].paragraphs[0].text = name
+        table.rows[0].cells[j].paragraphs[0].style = d.styles["Heading 4"]
+    for i, row in enumerate(
+        [("Invoices", "10 years", "End of year"), ("CCTV", "30 days", "Recording")], start=1
+    ):
+        for j, value in enumerate(row):
+            table.rows[i].cells[j].text = value
+    d.save(str(tmp_path / "schedule.docx"))
+    doc = parse_path(tmp_path / "schedule.docx")
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        ("table-row", "Record: Invoices; Period: 10 years; Trigger: End of year"),
+        ("table-row", "Record: CCTV; Period: 30 days; Trigger: Recording"),
+    ]

@@ -130,9 +130,9 @@ def guess_header(rows: Sequence[Sequence[str]]) -> bool:
 
     A two-column table is read as label/value pairs (no header). A wider table has a header unless its first row
     reads as data: a cell of more than six words, or of four or more ending in a question mark (a question of a
-    questionnaire, not a column's name such as "Read only?"), or a first cell that is a row identifier ("3.1", "AC-01") like the next row's. Such a first row
-    had become the header of the rows beneath it ("3.1: 3.2; Is multi-factor authentication enforced …?: Is data
-    encrypted at rest?")."""
+    questionnaire, not a column's name such as "Read only?"), or a first cell that is a row identifier ("3.1",
+    "AC-01") like the next row's. Such a first row had become the header of the rows beneath it ("3.1: 3.2; Is
+    multi-factor authentication enforced …?: Is data encrypted at rest?")."""
     width = max((len(row) for row in rows), default=0)
     if width == 2 and len(rows) > 1:
         return False

@@ -323,19 +323,22 @@ def _single_cell(tbl: Any) -> Any | None:
 
 def _layout_cells(tbl: Any, styles: _Styles) -> list[Any] | None:
     """The cells, row by row, of a table that lays out the page rather than holding data, else None: one of its
-    cells holds a paragraph in a heading style (or with an outline level), or the table has a single row and one of
-    its cells holds more than three blocks (paragraphs, tables). Old Word templates put a menu or a margin note in
+    cells holds a paragraph in a heading style (or with an outline level) and more text beside it, or the table
+    has a single row and one of its cells holds more than three blocks (paragraphs, tables). Old Word templates put a menu or a margin note in
     one column and the whole policy in the next; read as a data table, the policy became one row. (A data table's
     cell may hold several paragraphs, a control matrix's guidance a list; such a table has a header row and rows
     beneath it, and headings are not styled in its cells.)"""
     rows = tbl.findall(_w("tr"))
     cells = [tc for tr in rows for tc in tr.findall(_w("tc"))]
     for tc in cells:
-        for p in tc.iter(_w("p")):
+        filled = [p for p in tc.iter(_w("p")) if run_text(p).strip()]
+        if len(filled) < 2:
+            continue  # a header cell in a heading style holds its name only: a data table's
+        for p in filled:
             ppr = p.find(_w("pPr"))
             lvl = _val(ppr, "outlineLvl")
             styled = styles.info(_val(ppr, "pStyle")).heading is not None
-            if (styled or (lvl is not None and lvl.isdigit() and int(lvl) < 9)) and run_text(p).strip():
+            if styled or (lvl is not None and lvl.isdigit() and int(lvl) < 9):
                 return cells
     if len(rows) == 1 and any(
         sum(
