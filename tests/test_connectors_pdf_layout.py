@@ -515,3 +515,31 @@ def test_bullets_drawn_as_shapes_mark_list_items(tmp_path: Path) -> None:
         ),
         ("paragraph", "We use this information only to send you the newsletter."),
     ]
+
+
+def test_a_short_line_just_below_a_table_without_rules_is_text(tmp_path: Path) -> None:
+    """A line with a word in the first column only, just below a table set with tab stops, is no row of it (and
+    read so it broke the reader: "the PDF could not be read: IndexError")."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    rows = [
+        ("Record", "Retention period", "Trigger"),
+        ("Customer contracts", "6 years", "End of contract"),
+        ("Payroll records", "7 years", "End of tax year"),
+        ("CCTV footage", "30 days", "Recording"),
+    ]
+    c = canvas.Canvas(str(tmp_path / "notes.pdf"), pagesize=A4, invariant=1)
+    for i, cells in enumerate(rows):
+        c.setFont("Helvetica-Bold" if i == 0 else "Helvetica", 10)
+        for x, text in zip((72, 250, 400), cells, strict=True):
+            c.drawString(x, 700 - 16 * i, text)
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 700 - 16 * len(rows), "Notes")
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "notes.pdf")
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        *[("table-row", f"Record: {a}; Retention period: {b}; Trigger: {t}") for a, b, t in rows[1:]],
+        ("paragraph", "Notes"),
+    ]

@@ -454,11 +454,13 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
             if fits and len(stops) > 2:
                 # a row at the run's tab stops, its cells told apart by the stops (a cell may run close to the
                 # next one, closer than a gap between cells); two columns need the gap, as label and value
-                cells = [[] for _ in stops]
+                at_stops: list[list[dict[str, Any]]] = [[] for _ in stops]
                 for w in row:
-                    cells[max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)].append(w)
-                if cells[0] and sum(1 for c in cells if c) >= 2:  # (a lone short line after it is no row)
-                    run.append((row, cells))
+                    at_stops[max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)].append(w)
+                if (
+                    at_stops[0] and sum(1 for c in at_stops if c) >= 2
+                ):  # (a lone short line after it is no row)
+                    run.append((row, at_stops))
                     wrapped.append(0)
                     continue
         wide = len(cells) >= _TEXT_TABLE_CELLS or (labels and len(cells) == 2 and _label_cell(cells[0]))
@@ -467,10 +469,10 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
             above = row
             continue
         if run:
-            prev_row, prev_cells = run[-1]
-            aligned = len(cells) == len(prev_cells) and all(
-                abs(float(a[0]["x0"]) - float(b[0]["x0"])) <= 6.0
-                for a, b in zip(cells, prev_cells, strict=True)
+            prev_row = run[-1][0]
+            stops = [float(c[0]["x0"]) for c in run[0][1]]  # the first row's cells are never empty
+            aligned = len(cells) == len(stops) and all(
+                abs(float(cell[0]["x0"]) - x) <= 6.0 for cell, x in zip(cells, stops, strict=True)
             )
             if not (aligned and top(row) - bottom(prev_row) <= 2.5 * height):
                 flush()
