@@ -543,3 +543,21 @@ def test_a_short_line_just_below_a_table_without_rules_is_text(tmp_path: Path) -
         *[("table-row", f"Record: {a}; Retention period: {b}; Trigger: {t}") for a, b, t in rows[1:]],
         ("paragraph", "Notes"),
     ]
+
+
+def test_a_typeset_document_has_its_hyphenation_undone(tmp_path: Path) -> None:
+    """A PDF hyphenated by its typesetter (LaTeX, or Word with hyphenation on) breaks words at syllables. Where two
+    or more broken words stand whole elsewhere in it and none hyphenated, a broken word it never writes whole
+    ("docu-" / "mentation") is joined as well; a Word export (the test above) keeps "multi-factor"."""
+    lines = [
+        "The processing of personal data under a contract is recorded. Each pro-",
+        "cessing activity has an owner, and each con-",
+        "tract names the data it covers, with its docu-",
+        "mentation kept by the owner of the contract.",
+    ]
+    rows = [(72.0, 740.0 - 14 * i, text, False) for i, text in enumerate(lines)]
+    doc = parse_path(_draw_rows(tmp_path / "typeset.pdf", rows, []))
+    assert [p.text for p in doc.paragraphs] == [
+        "The processing of personal data under a contract is recorded. Each processing activity has an owner, and "
+        "each contract names the data it covers, with its documentation kept by the owner of the contract."
+    ]

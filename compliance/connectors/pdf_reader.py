@@ -41,7 +41,7 @@ import math
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -902,25 +902,51 @@ def _words(lines: Iterable[str]) -> set[str]:
     return {w for line in lines for w in _WORD_RE.findall(line.lower())}
 
 
-def _join(parts: list[str], text: str, words: set[str] | None = None) -> None:
+def _broken_word(last: str, text: str) -> tuple[str, str] | None:
+    """``(joined, hyphenated)`` for a word broken at a hyphen between ``last`` and the line ``text`` after it
+    (``"pro-"`` + ``"cessing …"`` → ``("processing", "pro-cessing")``), lower-cased; None when it is not one."""
+    if not (_HYPHEN_END_RE.search(last) and text[:1].islower()):
+        return None
+    m = _LAST_WORD_RE.search(last)
+    first = _WORD_RE.match(text)
+    if not (m and first):
+        return None
+    return (m.group(1) + first.group(0)).lower(), (m.group(1) + "-" + first.group(0)).lower()
+
+
+def _hyphenates(lines: Sequence[_Line], words: set[str]) -> bool:
+    """Whether a document's lines read as hyphenated by its typesetter (LaTeX, InDesign, Word with hyphenation
+    on): at least two words broken at a line end that the document writes whole elsewhere, and none that it
+    writes hyphenated."""
+    whole = own = 0
+    for a, b in itertools.pairwise(lines):
+        broken = _broken_word(a.text, b.text)
+        if broken is not None:
+            whole += broken[0] in words and broken[1] not in words
+            own += broken[1] in words
+    return whole >= 2 and own == 0
+
+
+def _join(parts: list[str], text: str, words: set[str] | None = None, *, hyphenated: bool = False) -> None:
     """Append a line to the last part of a paragraph.
 
     A line that ends in ``letter-`` before a lower-case word is a word broken at a hyphen. The hyphen is dropped
     (``"pro-" + "cessing"`` → ``"processing"``) only where the document has the joined word elsewhere and not the
     hyphenated one (``words``, :func:`_words`); otherwise it is kept (``"multi-" + "factor"`` → ``"multi-factor"``):
-    Word and LibreOffice do not hyphenate by default, so a hyphen at the end of their lines is the word's own. A
-    range broken after its dash (``"5.24–" + "5.28"``), or a code or compound broken after a hyphen before a digit
+    Word and LibreOffice do not hyphenate by default, so a hyphen at the end of their lines is the word's own. In a
+    document its typesetter hyphenated (``hyphenated``, :func:`_hyphenates`), a word the document writes neither
+    way is joined too. A range broken after its dash (``"5.24–" + "5.28"``), or a code or compound broken after a hyphen before a digit
     or a capital (``"NWL-PRO-" + "002"``), is joined without a space."""
     if not parts:
         parts.append(text)
         return
     last = parts[-1]
     if _HYPHEN_END_RE.search(last) and text[:1].islower():
-        m = _LAST_WORD_RE.search(last)
-        first = _WORD_RE.match(text)
-        joined = (m.group(1) + first.group(0)).lower() if m and first else ""
-        hyphenated = (m.group(1) + "-" + first.group(0)).lower() if m and first else ""
-        if words is not None and joined in words and hyphenated not in words:
+        broken = _broken_word(last, text)
+        known = words or set()
+        whole = broken is not None and broken[0] in known and broken[1] not in known
+        unknown = broken is None or (broken[0] not in known and broken[1] not in known)
+        if whole or (hyphenated and unknown):
             parts[-1] = last[:-1] + text
         else:
             parts[-1] = last + text
@@ -948,6 +974,7 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     if not body:
         return
     words = _words(ln.text for ln in text_body)
+    typeset = _hyphenates(text_body, words)
     size_weight: Counter[float] = Counter()
     for ln in text_body:
         size_weight[ln.size] += len(ln.text)
@@ -1128,7 +1155,7 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
                 current = _Open("paragraph", [ln], [ln.text])
             else:
                 current.lines.append(ln)
-                _join(current.parts, ln.text, words)
+                _join(current.parts, ln.text, words, hyphenated=typeset)
         prev = ln
     yield from flush()
 
