@@ -160,6 +160,11 @@ def _draw_rows(path: Path, rows: list[tuple[float, float, str, bool]], prose: li
     return path
 
 
+def _draw_lines(path: Path, lines: list[str]) -> Path:
+    """A page of ``lines`` at x = 72, one under the other (14 pt apart), as one paragraph wrapped by hand."""
+    return _draw_rows(path, [(72.0, 740.0 - 14 * i, text, False) for i, text in enumerate(lines)], [])
+
+
 def test_a_label_value_block_is_read_as_labelled_rows(tmp_path: Path) -> None:
     """A document-control block set with a tab stop ran into one paragraph ("Document owner Chief Information
     Security Officer Version 2.1 …"); it is now one "label: value" row per line, a value wrapped onto a second
@@ -288,8 +293,7 @@ def test_a_hyphen_at_a_line_end_is_kept_unless_the_document_joins_the_word(tmp_p
         "5.28 apply, as the Breach Response Procedure (NWL-PRO-",
         "002) sets out.",
     ]
-    rows = [(72.0, 740.0 - 14 * i, text, False) for i, text in enumerate(lines)]
-    doc = parse_path(_draw_rows(tmp_path / "hyphens.pdf", rows, []))
+    doc = parse_path(_draw_lines(tmp_path / "hyphens.pdf", lines))
     assert [p.text for p in doc.paragraphs] == [
         "Remote access to the processing systems requires multi-factor authentication and a managed device. Every "
         "processing activity is recorded, and the controls of Annex A 5.24–5.28 apply, as the Breach Response "
@@ -555,8 +559,7 @@ def test_a_typeset_document_has_its_hyphenation_undone(tmp_path: Path) -> None:
         "tract names the data it covers, with its docu-",
         "mentation kept by the owner of the contract.",
     ]
-    rows = [(72.0, 740.0 - 14 * i, text, False) for i, text in enumerate(lines)]
-    doc = parse_path(_draw_rows(tmp_path / "typeset.pdf", rows, []))
+    doc = parse_path(_draw_lines(tmp_path / "typeset.pdf", lines))
     assert [p.text for p in doc.paragraphs] == [
         "The processing of personal data under a contract is recorded. Each processing activity has an owner, and "
         "each contract names the data it covers, with its documentation kept by the owner of the contract."

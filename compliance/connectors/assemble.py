@@ -103,8 +103,10 @@ def without_page_navigation(text: str, in_page_links: list[str]) -> str:
     return text
 
 
-#: bullet glyphs a list item's own text may start with (the private-use ones are symbol-font bullets: U+F0B7 …)
-_BULLET_GLYPHS_RE = re.compile(r"^(?:[•·▪◦●○■□➢\uf0b7\uf0a7\uf076\uf0d8\uf06c\uf0fc]+\s*|[–-]\s+)")
+#: bullet glyphs (the private-use ones are symbol-font bullets: U+F0B7 …), shared with the PDF reader
+BULLET_GLYPHS = "•▪◦●○■□➢\uf0b7\uf0a7\uf076\uf0d8\uf06c\uf0fc"
+#: the bullets a list item's own text may start with
+_BULLET_GLYPHS_RE = re.compile(r"^(?:[" + re.escape(BULLET_GLYPHS + "·") + r"]+\s*|[–-]\s+)")
 
 
 def _without_own_marker(text: str, marker: str) -> str:

@@ -45,7 +45,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from compliance.connectors.assemble import Block, assemble, guess_header, table_blocks, typed_heading_depth
+from compliance.connectors.assemble import (
+    BULLET_GLYPHS,
+    Block,
+    assemble,
+    guess_header,
+    table_blocks,
+    typed_heading_depth,
+)
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.pdf_guard import bounded_inflate, check_page_count
@@ -53,7 +60,7 @@ from compliance.connectors.safety import check_paragraph_count, check_size
 from compliance.errors import DocumentError, DocumentTooLargeError, EncryptedDocumentError
 
 MEDIA_TYPE = "application/pdf"
-_GLYPH_BULLETS = "•▪◦●○■□➢✓\uf0b7\uf0a7\uf076\uf0d8\uf06c\uf0fc"
+_GLYPH_BULLETS = BULLET_GLYPHS + "✓"
 _BULLET_CHARS = _GLYPH_BULLETS + "–*-"
 #: a line that starts with a bullet glyph (never a heading)
 _GLYPH_RE = re.compile(r"^(?:\(cid:\d+\)|[" + re.escape(_GLYPH_BULLETS) + r"])")
