@@ -7,6 +7,7 @@ act over 100,000 stored paragraphs whose vectors are already in the store.
     python -m bench.audit_throughput --model DIR --alerts 100000     # + alert search over 100,000 stored vectors
     python -m bench.audit_throughput --no-ratio --parse 6            # PDF/DOCX read by 1 and 2 parse workers
     python -m bench.audit_throughput --device cuda --batch-size 256  # the ratio on a GPU
+    python -m bench.audit_throughput --device cuda --batch-size 256 --processes 8  # 8 audit worker processes
     python -m bench.audit_throughput --no-ratio --encoder-free 2000 --repeats 3  # all but the encoder
     python -m bench.audit_throughput --no-ratio --parse-roles 2000 --repeats 3   # roles decided once or twice
 
@@ -121,7 +122,13 @@ def _bare_forward(clf: Any, texts: list[str]) -> float:
 
 
 def _audit(
-    clf: Any, corpus: Path, db: Path, *, store_vectors: bool = True, batch_size: int | None = None
+    clf: Any,
+    corpus: Path,
+    db: Path,
+    *,
+    store_vectors: bool = True,
+    batch_size: int | None = None,
+    processes: int = 1,
 ) -> tuple[float, Any, list[str]]:
     """Seconds of one audit of ``corpus`` into a fresh store (GDPR installed before the clock starts); the report
     and the texts of the paragraphs it classified."""
@@ -135,7 +142,9 @@ def _audit(
     store.save_law(load_pack_law("gdpr"))
     config = ClassifierLinkConfig(batch_size=batch_size) if batch_size else None
     t0, c0 = time.perf_counter(), _cpu_now()
-    report = audit_documents(store, [corpus], clf, config=config, store_vectors=store_vectors)
+    report = audit_documents(
+        store, [corpus], clf, config=config, store_vectors=store_vectors, processes=processes
+    )
     _sync(clf)
     seconds = time.perf_counter() - t0
     _CPU["audit"] = _cpu_now() - c0
@@ -169,10 +178,14 @@ def ratio(
     device: str = "cpu",
     batch_size: int | None = None,
     precisions: tuple[str, ...] = ("fp32", "bf16"),
+    processes: int = 1,
+    without_vectors: bool = True,
 ) -> dict[str, Any]:
     """Audit vs bare forward in each of ``precisions`` (``fp32``, ``bf16``: autocast), same process, same texts,
     on ``device``; ``batch_size`` (paragraphs per audit batch and windows per forward, both) overrides the
-    defaults (256 and the model's 32)."""
+    defaults (256 and the model's 32); ``processes``: the audit shares the documents among that many worker
+    processes (started, and their models loaded, by the untimed warm-up audit; the bare forward stays one
+    process's); ``without_vectors``: one more audit, storing no vectors."""
     import dataclasses
 
     import torch
@@ -202,6 +215,7 @@ def ratio(
         else None,
         "batch_size": batch_size or "default",
         "torch_threads": torch.get_num_threads(),
+        "audit_processes": processes,
         "bf16_native": bf16_supported(clf.encoder.device),
         "runs": [],
     }
@@ -209,11 +223,27 @@ def ratio(
     # (the role model, the store's migrations, CUDA kernels) is one-off, like the model load
     warm = work / "warm"
     warm.mkdir()
-    for path in sorted(corpus.iterdir())[:2]:
+    for path in sorted(corpus.iterdir())[: 2 * processes]:
         (warm / path.name).write_bytes(path.read_bytes())
+    if processes > 1:
+        from compliance.app.audit_pool import start_pool
+        from compliance.settings import reset_settings
+
+        t0 = time.perf_counter()
+        out["worker_processes_started"] = len(start_pool(clf, processes))
+        out["pool_start_s"] = round(time.perf_counter() - t0, 2)  # the workers' model loads, one-off
+        window = os.environ.get("COMPLIANCE_ROLE_WINDOW")
+        os.environ["COMPLIANCE_ROLE_WINDOW"] = "2"  # the warm-up: a window of two documents for every worker
+        reset_settings()
     t0 = time.perf_counter()
-    _audit(clf, warm, work / "warm.db", batch_size=batch_size)
+    _audit(clf, warm, work / "warm.db", batch_size=batch_size, processes=processes)
     out["first_audit_warm_up_s"] = round(time.perf_counter() - t0, 2)
+    if processes > 1:
+        if window is None:
+            del os.environ["COMPLIANCE_ROLE_WINDOW"]
+        else:
+            os.environ["COMPLIANCE_ROLE_WINDOW"] = window
+        reset_settings()
     n = 0
     for bf16 in [p == "bf16" for p in precisions]:
         clf.encoder.use_bf16 = bf16
@@ -225,7 +255,9 @@ def ratio(
         vectors = 0
         for _ in range(repeats):
             n += 1
-            seconds, report, texts = _audit(clf, corpus, work / f"audit-{n}.db", batch_size=batch_size)
+            seconds, report, texts = _audit(
+                clf, corpus, work / f"audit-{n}.db", batch_size=batch_size, processes=processes
+            )
             audits.append(seconds)
             if clf.encoder.device.type == "cuda" and not bares:
                 # CUDA loads kernels for new shapes and dtypes lazily: a one-off, not the forward's
@@ -246,14 +278,19 @@ def ratio(
                 "bare_paragraphs_per_s": round(classified / bare_s, 1),
                 "ratio": round(bare_s / audit_s, 3),
                 "ratio_each_run": [round(b / a, 3) for a, b in zip(audits, bares, strict=True)],
-                "cpu_time_ratio": round(statistics.median(cpu_ratios), 3),
+                # the worker processes' CPU time is not this process's (they outlive the audit): no CPU ratio then
+                "cpu_time_ratio": round(statistics.median(cpu_ratios), 3) if processes == 1 else None,
                 "repeats": repeats,
             }
         )
+    if not without_vectors:
+        return out
     # the same audit without storing vectors: what the second use costs (in the device's default precision: bf16
     # autocast where the CPU or GPU runs it natively, fp32 elsewhere; the key says which)
     clf.encoder.use_bf16 = bf16_supported(clf.encoder.device)
-    seconds, _, _ = _audit(clf, corpus, work / "novec.db", store_vectors=False, batch_size=batch_size)
+    seconds, _, _ = _audit(
+        clf, corpus, work / "novec.db", store_vectors=False, batch_size=batch_size, processes=processes
+    )
     precision = "bf16" if clf.encoder.use_bf16 else "fp32"
     out[f"{precision}_audit_without_vectors_s"] = round(seconds, 2)
     return out
@@ -548,6 +585,14 @@ def main(argv: list[str] | None = None) -> int:
         help="audit N paragraphs with the forward's outputs recalled, not computed: all but the encoder",
     )
     parser.add_argument("--parse-workers", type=int, default=2)
+    parser.add_argument(
+        "--processes", type=int, default=1, help="the ratio's audits shared among N worker processes"
+    )
+    parser.add_argument(
+        "--no-without-vectors",
+        action="store_true",
+        help="skip the ratio's extra audit that stores no vectors",
+    )
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N (the ratio and the alert search)")
     parser.add_argument(
         "--batch-size", type=int, default=0, help="audit batch and forward batch (0: defaults)"
@@ -572,7 +617,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_ratio:
         precisions = ("fp32", "bf16") if args.precision == "both" else (args.precision,)
         out["ratio"] = ratio(
-            model, args.paragraphs, args.repeats, args.device, args.batch_size or None, precisions
+            model,
+            args.paragraphs,
+            args.repeats,
+            args.device,
+            args.batch_size or None,
+            precisions,
+            args.processes,
+            not args.no_without_vectors,
         )
         print(json.dumps(out, indent=2), flush=True)
     if args.rss:

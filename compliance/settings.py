@@ -71,6 +71,21 @@ class Settings(BaseSettings):
         "the CPU cores this process may use, at most 8 (one on a two-core machine, where the encoder needs the "
         "other core).",
     )
+    role_window: int = Field(
+        default=100,
+        ge=2,
+        le=10_000,
+        description="Documents whose paragraph roles are decided together (a line repeated at the page edges of "
+        "most of them is page furniture); a batch is read window by window, which bounds its memory.",
+    )
+    audit_processes: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Processes an audit shares its documents among, each with its own copy of the classifier on "
+        "the same device: 1 (this process alone) on a CPU, where the forward needs the cores; several on a GPU, "
+        "where the Python around the forward bounds the audit (docs/performance.md).",
+    )
     parse_memory_mb: int = Field(
         default=1536, ge=64, description="Address space (MiB) one document may add to the worker process."
     )

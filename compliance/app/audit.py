@@ -19,8 +19,10 @@ from compliance.app.ingest import (
     OnError,
     SavedSource,
     Source,
+    Upload,
     common_folder,
     expand_sources,
+    role_windows,
     save_sources,
     source_labels,
 )
@@ -126,6 +128,7 @@ def audit_documents(
     reclassify: bool = False,
     store_vectors: bool = True,
     provision_targets: bool = True,
+    processes: int | None = None,
 ) -> AuditReport:
     """Ingest ``sources`` and link every new paragraph of a mapped role to GDPR articles.
 
@@ -153,11 +156,15 @@ def audit_documents(
             points, mixed with the cosine of the classifier's own encoder — the paragraph's vector from this
             audit's forward pass, the passages' embedded once per encoder and cached under the index directory);
             stored as ``evidence.provision`` (key, label such as ``Art. 32(1)(a)``, score, method).
+        processes: audit this many shares of the documents side by side, each in a worker process with its own
+            copy of the classifier on the classifier's device, inside this one run (default
+            ``COMPLIANCE_AUDIT_PROCESSES``, 1: this process alone). On a GPU, where the forward is nearly free
+            and the Python around it is what bounds an audit, this is what scales it (docs/performance.md). The
+            links are the same as one process gives (test).
 
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
     """
-    from compliance.connectors import SplitConfig
 
     config = config or ClassifierLinkConfig()
     given = list(sources)
@@ -179,10 +186,8 @@ def audit_documents(
         "reclassify": reclassify,
         "provision_targets": "hybrid" if provision_targets else None,
     }
-    umbrella_articles = {a for a, _ in (classifier.config.umbrellas or ())}
     failures: list[FileFailure] = []
     summaries: list[AuditedDocument] = []
-    total_links = 0
 
     def walk_failed(failure: FileFailure) -> None:
         failures.append(failure)
@@ -204,80 +209,61 @@ def audit_documents(
         if provision_targets or level is not None
         else None
     )
-    with store.run("audit", run_config, model=model_info) as run:
-        # paragraphs of many documents meet in full, length-sorted batches (LengthBatcher); a document's links
-        # are stored as soon as its last paragraph is classified
-        batcher: LengthBatcher[tuple[int, int, str]] = LengthBatcher(
-            config.batch_size, length=lambda item: len(item[2]), pool=config.batch_size * POOL_BATCHES
-        )
-        pending: dict[int, _PendingDocument] = {}
-        finished: list[tuple[int, AuditedDocument]] = []
+    from compliance.settings import get_settings
 
-        def finish(seq: int) -> None:
-            nonlocal total_links
-            state = pending.pop(seq)
-            try:
-                summary = _store_document(
-                    store,
-                    state,
-                    classifier,
-                    config,
-                    provision_ids,
-                    run.id,
-                    umbrella_articles,
-                    roles,
-                    space,
-                    picker,
+    wanted = processes if processes is not None else get_settings().audit_processes
+    workers = audit_processes(wanted, store, len(role_windows(len(items))))
+    run_config["processes"] = workers
+    with store.run("audit", run_config, model=model_info) as run:
+        if workers > 1:
+            from compliance.app.audit_pool import audit_in_processes
+
+            if picker is not None:  # the provision vectors cached once here, not computed by every process
+                picker.prepare()
+            finished, shard_failures, total_links = audit_in_processes(
+                store,
+                items,
+                classifier,
+                wanted,
+                AuditShard(
+                    store_url=store.url,
+                    items=[],
+                    positions=[],
+                    windows=[],
+                    run_id=run.id,
+                    config=config,
+                    relative_to=relative_to,
+                    roles=roles,
+                    reclassify=reclassify,
+                    store_vectors=store_vectors,
                     provision_targets=provision_targets,
-                    corroboration=level,
-                )
-            except StoreError as e:  # one document's transaction failed: it costs that document, not the run
-                label = state.outcome.label
-                failure = FileFailure(label, e.code, f"{label}: could not store its links: {e}")
+                ),
+            )
+            for failure in shard_failures:
                 failures.append(failure)
                 if on_error is not None:
-                    on_error(label, failure)
-                return
-            total_links += summary.links
-            finished.append((seq, summary))
-
-        def classify(batch: list[tuple[int, int, str]], shown: Any) -> None:
-            plain = {
-                pid: pending[seq].own_texts[pid] for seq, pid, _ in batch if pid in pending[seq].own_texts
-            }
-            results = classify_paragraphs(
-                classifier,
-                [(pid, text) for _, pid, text in batch],
-                config,
-                space=space,
-                progress=False,
-                one_document=False,
-                plain=plain,
-            )
-            for (seq, _, _), result in zip(batch, results, strict=True):
-                state = pending[seq]
-                state.results.append(result)
-                if len(state.results) == state.todo:
-                    finish(seq)
-            shown.update(len(batch))
-
-        with bar(None, desc="classifying paragraphs", unit="para") as shown:
-            for seq, outcome in enumerate(
-                save_sources(store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error)
-            ):
-                if isinstance(outcome, FileFailure):
-                    failures.append(outcome)
-                    continue
-                state = _prepare_document(store, outcome, classifier, config, roles, reclassify)
-                pending[seq] = state
-                if not state.todo:
-                    finish(seq)
-                    continue
-                for batch in batcher.add([(seq, pid, text) for pid, text in state.paragraphs_todo]):
-                    classify(batch, shown)
-                state.paragraphs_todo = []
-            for batch in batcher.flush():
-                classify(batch, shown)
+                    on_error(failure.path, failure)
+        else:
+            with bar(None, desc="classifying paragraphs", unit="para") as shown:
+                finished, shard_failures, total_links = audit_items(
+                    store,
+                    items,
+                    list(range(len(items))),
+                    classifier,
+                    config,
+                    run.id,
+                    roles=roles,
+                    reclassify=reclassify,
+                    relative_to=relative_to,
+                    on_error=on_error,
+                    space=space,
+                    level=level,
+                    picker=picker,
+                    provision_ids=provision_ids,
+                    provision_targets=provision_targets,
+                    shown=shown.update,
+                )
+            failures.extend(shard_failures)
         summaries.extend(summary for _, summary in sorted(finished, key=lambda item: item[0]))
         if laws:
             from compliance.app.law_links import link_other_laws
@@ -297,6 +283,148 @@ def audit_documents(
             }
         )
     return AuditReport(run.id, model_info, summaries, failures, total_links, run.number)
+
+
+def audit_items(
+    store: Store,
+    items: Sequence[Path | Upload],
+    positions: Sequence[int],
+    classifier: ArticleClassifier,
+    config: ClassifierLinkConfig,
+    run_id: int,
+    *,
+    roles: Collection[str] | None,
+    reclassify: bool,
+    relative_to: Path | None,
+    on_error: OnError | None,
+    space: EmbeddingSpace | None,
+    level: float | None,
+    picker: _LazyPicker | None,
+    provision_ids: Mapping[str, int],
+    provision_targets: bool,
+    shown: Callable[[int], Any],
+    windows: Sequence[int] | None = None,
+) -> tuple[list[tuple[int, AuditedDocument]], list[FileFailure], int]:
+    """The audit loop of one process over ``items`` (files and uploads, already expanded), inside run
+    ``run_id``: read them, classify the paragraphs of many documents in full, length-sorted batches and store each
+    document's links as soon as its last paragraph is classified. Returns ``(position, summary)`` for every
+    audited document (``positions[i]`` is the ``i``-th item's place in the whole audit), the failures and the
+    number of links stored; ``shown`` is told how many paragraphs each batch classified; ``windows``: the sizes
+    of the windows of documents whose roles are decided together (default
+    :func:`~compliance.app.ingest.role_windows`)."""
+    from compliance.connectors import SplitConfig
+
+    umbrella_articles = {a for a, _ in (classifier.config.umbrellas or ())}
+    batcher: LengthBatcher[tuple[int, int, str]] = LengthBatcher(
+        config.batch_size, length=lambda item: len(item[2]), pool=config.batch_size * POOL_BATCHES
+    )
+    pending: dict[int, _PendingDocument] = {}
+    finished: list[tuple[int, AuditedDocument]] = []
+    failures: list[FileFailure] = []
+    total_links = 0
+
+    def finish(seq: int) -> None:
+        nonlocal total_links
+        state = pending.pop(seq)
+        try:
+            summary = _store_document(
+                store,
+                state,
+                classifier,
+                config,
+                provision_ids,
+                run_id,
+                umbrella_articles,
+                roles,
+                space,
+                picker,
+                provision_targets=provision_targets,
+                corroboration=level,
+            )
+        except StoreError as e:  # one document's transaction failed: it costs that document, not the run
+            label = state.outcome.label
+            failure = FileFailure(label, e.code, f"{label}: could not store its links: {e}")
+            failures.append(failure)
+            if on_error is not None:
+                on_error(label, failure)
+            return
+        total_links += summary.links
+        finished.append((positions[seq], summary))
+
+    def classify(batch: list[tuple[int, int, str]]) -> None:
+        plain = {pid: pending[seq].own_texts[pid] for seq, pid, _ in batch if pid in pending[seq].own_texts}
+        results = classify_paragraphs(
+            classifier,
+            [(pid, text) for _, pid, text in batch],
+            config,
+            space=space,
+            progress=False,
+            one_document=False,
+            plain=plain,
+        )
+        for (seq, _, _), result in zip(batch, results, strict=True):
+            state = pending[seq]
+            state.results.append(result)
+            if len(state.results) == state.todo:
+                finish(seq)
+        shown(len(batch))
+
+    for seq, outcome in enumerate(
+        save_sources(
+            store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error, windows=windows
+        )
+    ):
+        if isinstance(outcome, FileFailure):
+            failures.append(outcome)
+            continue
+        state = _prepare_document(store, outcome, classifier, config, roles, reclassify)
+        pending[seq] = state
+        if not state.todo:
+            finish(seq)
+            continue
+        for batch in batcher.add([(seq, pid, text) for pid, text in state.paragraphs_todo]):
+            classify(batch)
+        state.paragraphs_todo = []
+    for batch in batcher.flush():
+        classify(batch)
+    return finished, failures, total_links
+
+
+@dataclass
+class AuditShard:
+    """What an audit worker process needs to audit its share of the documents inside the parent's run (picklable:
+    the store by URL, the classifier by the worker's own copy)."""
+
+    store_url: str
+    items: list[Path | Upload]
+    positions: list[int]
+    #: the role windows of ``items``: whole windows of the audit (:func:`~compliance.app.ingest.role_windows`), so
+    #: that every paragraph gets the role one process gives it
+    windows: list[int]
+    run_id: int
+    config: ClassifierLinkConfig
+    relative_to: Path | None
+    roles: Collection[str] | None
+    reclassify: bool
+    store_vectors: bool
+    provision_targets: bool
+
+
+def audit_processes(wanted: int | None, store: Store, windows: int) -> int:
+    """How many processes audit side by side: ``wanted`` (default ``COMPLIANCE_AUDIT_PROCESSES``), at most one per
+    window of documents whose roles are decided together (:func:`~compliance.app.ingest.role_windows`: 100
+    documents), and one for a store other processes cannot open (SQLite in memory)."""
+    from sqlalchemy.engine import make_url
+
+    from compliance.settings import get_settings
+
+    count = wanted if wanted is not None else get_settings().audit_processes
+    if count < 1:
+        raise ConfigurationError(f"audit processes must be at least 1, got {count}")
+    url = make_url(store.url)
+    if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
+        return 1
+    return max(1, min(count, windows))
 
 
 @dataclass
@@ -548,6 +676,10 @@ class _LazyPicker:
         if self._picker is None:
             self._picker = _picker_for(self.store, self.law_id, self.classifier, self.authority_weight)
         return self._picker
+
+    def prepare(self) -> None:
+        """Build the picker now (its passage vectors embedded, or read from their cache)."""
+        self._get()
 
     def article_cosines(self, result: ParagraphLinks) -> dict[int, float]:
         """Article → the paragraph's cosine with the article's closest passage, for every ranked article (the

@@ -264,9 +264,14 @@ ROLE_WINDOW = 100
 PARSE_AHEAD = 8
 
 
-def role_windows(total: int, window: int = ROLE_WINDOW) -> list[int]:
+def role_windows(total: int, window: int | None = None) -> list[int]:
     """Sizes of the windows a batch of ``total`` documents is split into: as even as possible, none larger than
-    ``window`` (so that the last window is not a lone document without others to compare its lines with)."""
+    ``window`` (default ``COMPLIANCE_ROLE_WINDOW``, :data:`ROLE_WINDOW`), so that the last window is not a lone
+    document without others to compare its lines with."""
+    if window is None:
+        from compliance.settings import get_settings
+
+        window = get_settings().role_window
     if total <= 0:
         return []
     count = -(-total // max(1, window))
@@ -393,8 +398,9 @@ def save_sources(
     relative_to: Path | None = None,
     on_error: OnError | None = None,
     embed: Embedder | Literal["auto"] | None = "auto",
-    window: int = ROLE_WINDOW,
+    window: int | None = None,
     parse_ahead: int | None = None,
+    windows: Sequence[int] | None = None,
 ) -> Iterator[SavedSource | FileFailure]:
     """Parse every source, give the paragraphs their roles window by window, then save each document in turn:
     the saved document, or the failure of one that could not be read.
@@ -414,7 +420,9 @@ def save_sources(
         on_error: called with ``(label, failure)`` for each document that could not be read.
         embed: sentence embeddings for the role model (``"auto"``: :func:`role_embedder`; None: the role
             model's structure head).
-        window: documents whose roles are decided together.
+        window: documents whose roles are decided together (default ``COMPLIANCE_ROLE_WINDOW``, 100).
+        windows: the windows' sizes, given (they add up to the number of sources; default :func:`role_windows`):
+            an audit shared among processes gives each the windows one process would have made of its documents.
         parse_ahead: documents parsed ahead of the one being saved (default: a whole window, at least
             :data:`PARSE_AHEAD`, so that the next window is read while this one is classified — with one parse
             worker too: eight documents ahead made the audit wait at every window boundary for the rest of the
@@ -427,17 +435,20 @@ def save_sources(
     from compliance.connectors.roles import assign_roles
     from compliance.progress import bar
 
+    sizes = list(windows) if windows is not None else role_windows(len(sources), window)
+    if sum(sizes) != len(sources) or any(size < 1 for size in sizes):
+        raise ValueError(f"windows {sizes} do not cover {len(sources)} source(s)")
     embedder: Embedder | None = None if embed == "auto" else embed
     embedder_ready = embed != "auto"
     # the roles are decided below, over each window: the parser need not decide them per document first
     config = replace(config or SplitConfig(), assign_roles=False)
     workers = _parse_worker_count()
     if parse_ahead is None:  # the next window is read while this one is classified, not after it
-        parse_ahead = max(PARSE_AHEAD, window)
+        parse_ahead = max(PARSE_AHEAD, max(sizes, default=0))
     parsed = _parse_ahead(sources, config=config, relative_to=relative_to, depth=parse_ahead, workers=workers)
     try:
         with bar(len(sources), desc="reading documents", unit="file") as progress:
-            for size in role_windows(len(sources), window):
+            for size in sizes:
                 batch: list[tuple[str, ParsedDocument | FileFailure]] = []
                 for label, item in parsed:
                     if isinstance(item, FileFailure) and on_error is not None:

@@ -68,8 +68,10 @@ def rescore_documents(
     on_error: OnError | None = None,
     laws: tuple[str, ...] = (),
     roles: Collection[str] | None = MAPPED_ROLES,
+    processes: int | None = None,
 ) -> RescoreReport:
-    """Audit ``sources`` again, classifying every paragraph, and reconcile the reviews (see the module doc)."""
+    """Audit ``sources`` again, classifying every paragraph, and reconcile the reviews (see the module doc);
+    ``processes`` as for :func:`~compliance.app.audit.audit_documents`."""
     from compliance.app.audit import audit_documents
     from compliance.store import NewLink
     from compliance.store.link_history import NewReview
@@ -83,6 +85,7 @@ def rescore_documents(
         relative_to=relative_to,
         recursive=recursive,
         on_error=on_error,
+        processes=processes,
         laws=laws,
         roles=roles,
         reclassify=True,

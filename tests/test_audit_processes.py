@@ -1,0 +1,187 @@
+"""An audit shared among worker processes (issue 12: what scales an audit on a GPU, where the Python around the
+forward is the bound): the same links, scores, provision targets, vectors and summaries as one process gives, on
+SQLite and on PostgreSQL, with the unreadable files reported as failures of the run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compliance.app.audit_pool import split_windows
+from compliance.app.ingest import Upload
+from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+
+SENTENCES = [
+    "All laptops issued to staff use full disk encryption and the security measures are reviewed every year.",
+    "A personal data breach is notified to the supervisory authority within 72 hours by the security team.",
+    "A data subject may request a copy of the personal data we hold; the request is answered within one month.",
+    "Personal data is deleted without undue delay when it is no longer necessary for the purposes.",
+    "Access rights to the processing systems are reviewed every quarter by the controller.",
+    "Consent is recorded with its date and the wording shown, and it can be withdrawn at any time.",
+]
+
+
+def test_shares_are_whole_role_windows_balanced_by_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance.settings import reset_settings
+
+    monkeypatch.setenv("COMPLIANCE_ROLE_WINDOW", "2")
+    reset_settings()
+    paths = []
+    for i, size in enumerate([900, 100, 100, 100, 500, 400, 300]):
+        path = tmp_path / f"d{i}.md"
+        path.write_text("x" * size)
+        paths.append(path)
+    # windows of one process: [0 1] [2 3] [4 5] [6] → 1000, 200, 900, 300 bytes
+    shares = split_windows(paths, 2)
+    assert shares == [([0, 1, 2, 3], [2, 2]), ([4, 5, 6], [2, 1])]  # 1000 + 200 | 900 + 300, input order
+    assert sorted(i for positions, _ in split_windows(paths, 3) for i in positions) == list(range(7))
+    # more shares than windows: no empty share; uploads count by their bytes
+    monkeypatch.setenv("COMPLIANCE_ROLE_WINDOW", "100")
+    reset_settings()
+    assert split_windows([Upload("a.md", b"abc"), Upload("b.md", b"defg")], 4) == [([0, 1], [2])]
+
+
+@pytest.fixture(scope="module")
+def model_dir() -> Path:
+    pytest.importorskip("torch")
+    return shared_tiny_classifier()
+
+
+@pytest.fixture
+def pools() -> Iterator[None]:
+    """The worker pools started by a test are stopped after it (their processes hold the test's environment)."""
+    from compliance.app.audit_pool import close_pools
+
+    yield
+    close_pools()
+
+
+def _documents(folder: Path, count: int) -> list[Path]:
+    folder.mkdir(parents=True)
+    paths = []
+    for i in range(count):
+        text = "\n\n".join(SENTENCES[(i + k) % len(SENTENCES)] for k in range(2 + i % 3))
+        path = folder / f"policy-{i}.md"
+        path.write_text(
+            f"# Policy {i}\n\n{text}\n\nThis policy number {i} is owned by the CISO.\n", encoding="utf-8"
+        )
+        paths.append(path)
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 not really a PDF")
+    return paths
+
+
+def _links(store: Any, run_id: int) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    out = {}
+    for link in store.export_links(run_id):
+        provision = (link["evidence"] or {}).get("provision") or {}
+        key = (link["document_source"], link["paragraph_ordinal"], link["provision_key"], link["method"])
+        out[key] = (
+            link["score"],
+            link["rank"],
+            link["proposed_status"],
+            provision.get("key"),
+            provision.get("score"),
+        )
+    return out
+
+
+def _vectors(store: Any) -> dict[tuple[str, int], bytes]:
+    import sqlalchemy as sa
+
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            sa.text(
+                "SELECT d.source, p.ordinal, v.vectors FROM paragraph_vectors v JOIN paragraphs p ON p.id = "
+                "v.paragraph_id JOIN document_versions dv ON dv.id = p.version_id JOIN documents d ON d.id = "
+                "dv.document_id"
+            )
+        ).all()
+    return {(r[0], r[1]): bytes(r[2]) for r in rows}
+
+
+def test_an_audit_in_two_processes_stores_what_one_process_stores(
+    store: Any, tmp_path: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch, pools: None
+) -> None:
+    import numpy as np
+
+    from compliance.app import audit_documents
+    from compliance.models.classifier import load
+    from compliance.settings import reset_settings
+    from compliance.store import Store
+
+    # the controls index embeds with the default classifier's encoder, this one: the audit stores vectors (the
+    # worker processes inherit the variable)
+    monkeypatch.setenv("COMPLIANCE_MODEL_DIR", str(model_dir.parent))
+    # roles are decided over windows of 3 documents (8 files: 3 windows), in one process as in two
+    monkeypatch.setenv("COMPLIANCE_ROLE_WINDOW", "3")
+    reset_settings()
+
+    folder = tmp_path / "docs"
+    _documents(folder, 7)
+    clf = load(model_dir, device="cpu", bf16=False)
+    # one process, into a store of its own
+    alone = Store(f"sqlite:///{tmp_path / 'alone.db'}")
+    alone.upgrade()
+    alone.save_law(mini_gdpr())
+    failed_alone: list[str] = []
+    one = audit_documents(alone, [folder], clf, on_error=lambda label, f: failed_alone.append(label))
+    # two processes, into the store under test (SQLite: WAL, writers in turn; PostgreSQL: side by side); the pool
+    # started ahead, each worker with its model loaded
+    from compliance.app.audit_pool import start_pool
+
+    workers = start_pool(clf, 2)
+    assert len(workers) == 2 and os.getpid() not in workers
+    store.save_law(mini_gdpr())
+    failed: list[str] = []
+    two = audit_documents(store, [folder], clf, processes=2, on_error=lambda label, f: failed.append(label))
+
+    assert store.get_run(two.run_id).config["processes"] == 2
+    assert failed == failed_alone == [str(folder / "broken.pdf")]
+    assert [f.code for f in two.failures] == [f.code for f in one.failures] == ["C301"]
+    # the summaries: same documents, in input order, with the same counts and articles
+    assert [(d.source, d.paragraphs, d.classified, d.links) for d in two.documents] == [
+        (d.source, d.paragraphs, d.classified, d.links) for d in one.documents
+    ]
+    assert [d.top_articles for d in two.documents] == [d.top_articles for d in one.documents]
+    assert two.links == one.links > 0
+    # every link: same paragraph, provision, rank, status and provision target; scores equal to float noise
+    got, expected = _links(store, two.run_id), _links(alone, one.run_id)
+    assert got.keys() == expected.keys()
+    for key, (score, rank, status, target, target_score) in got.items():
+        e_score, e_rank, e_status, e_target, e_target_score = expected[key]
+        assert (rank, status, target) == (e_rank, e_status, e_target), key
+        assert score == pytest.approx(e_score, abs=1e-5) and target_score == pytest.approx(
+            e_target_score, abs=1e-4
+        )
+    # the controls index's vectors, from each worker's own forward pass: the same vectors
+    vectors, expected_vectors = _vectors(store), _vectors(alone)
+    assert vectors.keys() == expected_vectors.keys() and vectors
+    for key, data in vectors.items():
+        np.testing.assert_allclose(
+            np.frombuffer(data, "<f4"), np.frombuffer(expected_vectors[key], "<f4"), atol=1e-5
+        )
+    # audited again: nothing new to classify, in the same workers
+    again = audit_documents(store, [folder], clf, processes=2)
+    assert start_pool(clf, 2) == workers
+    assert again.links == 0 and {d.status for d in again.documents} == {"unchanged"}
+    alone.dispose()
+
+
+def test_processes_fall_back_to_one_where_the_store_cannot_be_shared(tmp_path: Path) -> None:
+    from compliance.app.audit import audit_processes
+    from compliance.errors import ConfigurationError
+    from compliance.store import Store
+
+    assert audit_processes(4, Store("sqlite://"), 10) == 1  # in memory: no other process can open it
+    on_disk = Store(f"sqlite:///{tmp_path / 'x.db'}")
+    assert audit_processes(4, on_disk, 10) == 4
+    assert audit_processes(4, on_disk, 3) == 3  # at most one per role window
+    assert audit_processes(None, on_disk, 10) == 1  # the default: this process alone
+    with pytest.raises(ConfigurationError):
+        audit_processes(0, on_disk, 10)
