@@ -141,7 +141,7 @@ def test_an_audit_in_two_processes_stores_what_one_process_stores(
     failed: list[str] = []
     two = audit_documents(store, [folder], clf, processes=2, on_error=lambda label, f: failed.append(label))
 
-    assert store.get_run(two.run_id).config["processes"] == 2
+    assert store.get_run(two.run_id).config["processes"] == two.processes == 2 and one.processes == 1
     assert failed == failed_alone == [str(folder / "broken.pdf")]
     assert [f.code for f in two.failures] == [f.code for f in one.failures] == ["C301"]
     # the summaries: same documents, in input order, with the same counts and articles

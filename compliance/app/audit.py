@@ -90,11 +90,14 @@ class AuditReport:
     links: int
     #: the run's number among audits ("audit 3"); ``run_id`` is unique over all runs
     run_number: int | None = None
+    #: processes the documents were shared among (one per role window at most: :func:`audit_processes`)
+    processes: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "run_number": self.run_number,
+            "processes": self.processes,
             "model": self.model,
             "links": self.links,
             "documents": [asdict(d) for d in self.documents],
@@ -282,7 +285,7 @@ def audit_documents(
                 "skipped_by_language": dict(sum((Counter(s.other_languages) for s in summaries), Counter())),
             }
         )
-    return AuditReport(run.id, model_info, summaries, failures, total_links, run.number)
+    return AuditReport(run.id, model_info, summaries, failures, total_links, run.number, workers)
 
 
 def audit_items(

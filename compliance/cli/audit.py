@@ -62,8 +62,9 @@ from compliance.cli.options import (
     type=click.IntRange(1, 64),
     default=None,
     help="Share the documents among this many processes, each with its own copy of the classifier on the same "
-    "device (default COMPLIANCE_AUDIT_PROCESSES, 1). Pays on a GPU, where the Python around the model bounds "
-    "an audit: e.g. 8 on a 16-core machine.",
+    "device (default COMPLIANCE_AUDIT_PROCESSES, 1), one per window of 100 documents at most (roles are "
+    "decided per window). Pays on a GPU, where the Python around the model bounds an audit: e.g. 8 on a "
+    "16-core machine.",
 )
 @click.option(
     "--all-roles",
@@ -130,9 +131,10 @@ def audit_command(
         data["exported"] = {"path": str(export_path), "rows": exported} if export_path else None
         echo_json(data)
     else:
+        shared = f", shared among {result.processes} processes" if result.processes > 1 else ""
         click.echo(
             f"audit run audit:{result.run_number} (id {result.run_id}): {len(result.documents)} document(s), "
-            f"{result.links} link(s), model {result.model['identity']}"
+            f"{result.links} link(s), model {result.model['identity']}{shared}"
         )
         for doc in result.documents:
             click.echo(
