@@ -10,6 +10,8 @@ C5xx models, C6xx retrieval/linking, C7xx alerts/notification, C8xx service (HTT
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ComplianceError(Exception):
     """Root of all errors raised by the compliance package."""
@@ -65,6 +67,9 @@ class CorpusFormatError(ComplianceError, ValueError):
         self.source = source
         self.problem = problem
 
+    def __reduce__(self) -> tuple[Any, ...]:  # raised in a worker process, unpickled in the parent
+        return type(self), (self.source, self.problem)
+
 
 class LawNotFoundError(ComplianceError, LookupError):
     """No law (or law pack) with the given identifier is known."""
@@ -104,6 +109,9 @@ class DocumentError(ComplianceError, ValueError):
         super().__init__(f"{source}: {problem}")
         self.source = source
         self.problem = problem
+
+    def __reduce__(self) -> tuple[Any, ...]:  # raised in a worker process, unpickled in the parent
+        return type(self), (self.source, self.problem)
 
 
 class UnsupportedFormatError(DocumentError):
@@ -220,6 +228,9 @@ class ReviewImportError(ComplianceError, ValueError):
         )
         self.source = source
         self.problems = problems
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.source, self.problems)
 
 
 class AuthenticationError(ComplianceError, PermissionError):

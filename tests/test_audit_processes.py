@@ -185,3 +185,26 @@ def test_processes_fall_back_to_one_where_the_store_cannot_be_shared(tmp_path: P
     assert audit_processes(None, on_disk, 10) == 1  # the default: this process alone
     with pytest.raises(ConfigurationError):
         audit_processes(0, on_disk, 10)
+
+
+def test_every_error_survives_the_trip_from_a_worker_process() -> None:
+    """A worker's error reaches the parent pickled: each error class comes back with its message and code."""
+    import inspect
+    import pickle
+
+    from compliance import errors
+
+    classes = [
+        c
+        for c in vars(errors).values()
+        if isinstance(c, type) and issubclass(c, errors.ComplianceError) and c.__module__ == errors.__name__
+    ]
+    assert len(classes) > 20
+    for cls in classes:
+        params = [p for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
+        args = [
+            [(3, 7, "no status")] if p.name == "problems" else f"{p.name} of {cls.__name__}" for p in params
+        ]
+        error = cls(*args)
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is cls and str(back) == str(error) and back.code == error.code, cls
