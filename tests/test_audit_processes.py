@@ -208,3 +208,35 @@ def test_every_error_survives_the_trip_from_a_worker_process() -> None:
         error = cls(*args)
         back = pickle.loads(pickle.dumps(error))
         assert type(back) is cls and str(back) == str(error) and back.code == error.code, cls
+
+
+def test_a_worker_killed_fails_the_run_and_the_next_audit_starts_new_workers(
+    tmp_path: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch, pools: None
+) -> None:
+    import signal
+
+    from compliance.app import audit_documents
+    from compliance.app.audit_pool import start_pool
+    from compliance.errors import ModelError
+    from compliance.models.classifier import load
+    from compliance.settings import reset_settings
+    from compliance.store import Store
+
+    monkeypatch.setenv("COMPLIANCE_ROLE_WINDOW", "3")
+    reset_settings()
+    folder = tmp_path / "docs"
+    _documents(folder, 7)
+    clf = load(model_dir, device="cpu", bf16=False)
+    store = Store(f"sqlite:///{tmp_path / 'killed.db'}")
+    store.upgrade()
+    store.save_law(mini_gdpr())
+    workers = start_pool(clf, 2)
+    os.kill(workers[0], signal.SIGKILL)  # out of memory, say
+    with pytest.raises(ModelError) as raised:
+        audit_documents(store, [folder], clf, processes=2)
+    assert raised.value.code == "C501" and "audit worker process stopped" in str(raised.value)
+    assert [r.status for r in store.list_runs(kind="audit")] == ["failed"]
+    again = audit_documents(store, [folder], clf, processes=2)  # a new pool: the broken one was dropped
+    assert again.processes == 2 and len(again.documents) == 7 and [f.code for f in again.failures] == ["C301"]
+    assert workers[0] not in start_pool(clf, 2)
+    store.dispose()

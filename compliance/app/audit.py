@@ -168,6 +168,7 @@ def audit_documents(
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
     """
+    from compliance.settings import get_settings
 
     config = config or ClassifierLinkConfig()
     given = list(sources)
@@ -212,8 +213,6 @@ def audit_documents(
         if provision_targets or level is not None
         else None
     )
-    from compliance.settings import get_settings
-
     wanted = processes if processes is not None else get_settings().audit_processes
     workers = audit_processes(wanted, store, len(role_windows(len(items))))
     run_config["processes"] = workers

@@ -6,9 +6,13 @@ processes, each auditing its share of the documents with its own copy of the mod
 work over the machine's cores. They write into the parent's run through the store's URL (SQLite in WAL mode takes
 their transactions in turn; PostgreSQL side by side).
 
-The pool is started once per model, device and size and kept for the process (an API server or a benchmark audits
-many times; the model loads once per worker). Every worker loads the classifier in its initializer; each task
-brings the parent's classifier settings (inference config, bf16) so that the links are those one process gives.
+Each process gets whole role windows (:func:`~compliance.app.ingest.role_windows`: the documents whose paragraph
+roles are decided together), so every paragraph gets the role, and so the links, that one process gives it.
+
+The pool is started once per model (directory and identity), device and size and kept for the process (an API
+server or a benchmark audits many times; the model loads once per worker). Every worker loads the classifier in
+its initializer; each task brings the parent's classifier settings (inference config, bf16) so that the links are
+those one process gives.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ __all__ = ["audit_in_processes", "close_pools", "split_windows", "start_pool"]
 
 logger = logging.getLogger(__name__)
 
-_POOLS: dict[tuple[str, str, int], _Pool] = {}
+#: (model directory, device, workers, classifier identity) → the kept pool
+_POOLS: dict[tuple[str, str, int, str], _Pool] = {}
 _POOLS_LOCK = threading.Lock()
 
 # in a worker process: the classifier loaded by the initializer and the parent's progress queue
@@ -106,39 +111,41 @@ def audit_in_processes(
     shares = split_windows(items, processes)
     inference = dataclasses.replace(classifier.config)
     bf16 = bool(classifier.encoder.use_bf16)
-    futures: list[Future[Any]] = [
-        pool.executor.submit(
-            _audit_share,
-            dataclasses.replace(template, items=[items[i] for i in share], positions=share, windows=windows),
-            classifier.identity,
-            inference,
-            bf16,
-        )
-        for share, windows in shares
-    ]
-    with bar(None, desc="classifying paragraphs", unit="para") as shown:
-        waiting = set(futures)
-        while waiting:
-            done, waiting = wait(waiting, timeout=0.2, return_when=FIRST_EXCEPTION)
-            _drain(pool.progress, shown.update)
-            if any(f.exception() is not None for f in done):
-                break
-        _drain(pool.progress, shown.update)
     finished: list[tuple[int, AuditedDocument]] = []
     failures: list[FileFailure] = []
     links = 0
-    for future in futures:
-        try:
+    try:
+        futures: list[Future[Any]] = [
+            pool.executor.submit(
+                _audit_share,
+                dataclasses.replace(
+                    template, items=[items[i] for i in share], positions=share, windows=windows
+                ),
+                classifier.identity,
+                inference,
+                bf16,
+            )
+            for share, windows in shares
+        ]
+        with bar(None, desc="classifying paragraphs", unit="para") as shown:
+            waiting = set(futures)
+            while waiting:
+                done, waiting = wait(waiting, timeout=0.2, return_when=FIRST_EXCEPTION)
+                _drain(pool.progress, shown.update)
+                if any(f.exception() is not None for f in done):
+                    break
+            _drain(pool.progress, shown.update)
+        for future in futures:
             share_finished, share_failures, share_links = future.result()
-        except BrokenProcessPool as e:
-            _discard(pool)
-            raise ModelError(
-                f"an audit worker process stopped ({e}); the documents it had stored are kept, audit again to "
-                "finish the rest (with fewer --processes if memory ran out)"
-            ) from e
-        finished.extend(share_finished)
-        failures.extend(share_failures)
-        links += share_links
+            finished.extend(share_finished)
+            failures.extend(share_failures)
+            links += share_links
+    except BrokenProcessPool as e:
+        _discard(pool)
+        raise ModelError(
+            f"an audit worker process stopped ({e}); the documents it had stored are kept, audit again to finish "
+            "the rest (with fewer --processes if memory ran out)"
+        ) from e
     return finished, failures, links
 
 
@@ -179,9 +186,13 @@ def _pool(classifier: ArticleClassifier, processes: int) -> _Pool:
             "the classifier was not loaded from a directory: an audit in several processes needs one"
         )
     device = str(classifier.encoder.device)
-    key = (str(Path(path).resolve()), device, processes)
+    key = (str(Path(path).resolve()), device, processes, classifier.identity)
     with _POOLS_LOCK:
         pool = _POOLS.get(key)
+        # a model retrained in its directory since: the workers holding the old one are stopped
+        stale = [k for k in _POOLS if k[:3] == key[:3] and k != key]
+        for k in stale:
+            _POOLS.pop(k).executor.shutdown(wait=False, cancel_futures=True)
         if pool is None:
             context = multiprocessing.get_context(
                 "spawn"
