@@ -79,12 +79,13 @@ class Settings(BaseSettings):
         "most of them is page furniture); a batch is read window by window, which bounds its memory.",
     )
     audit_processes: int = Field(
-        default=1,
-        ge=1,
+        default=0,
+        ge=0,
         le=64,
         description="Processes an audit shares its documents among, each with its own copy of the classifier on "
-        "the same device: 1 (this process alone) on a CPU, where the forward needs the cores; several on a GPU, "
-        "where the Python around the forward bounds the audit (docs/performance.md).",
+        "the same device; 0 (auto): on a GPU half the CPU cores, at most 8, where the Python around the forward "
+        "bounds the audit; on a CPU one (this process alone), where the forward needs the cores "
+        "(docs/performance.md).",
     )
     parse_memory_mb: int = Field(
         default=1536, ge=64, description="Address space (MiB) one document may add to the worker process."

@@ -182,9 +182,25 @@ def test_processes_fall_back_to_one_where_the_store_cannot_be_shared(tmp_path: P
     on_disk = Store(f"sqlite:///{tmp_path / 'x.db'}")
     assert audit_processes(4, on_disk, 10) == 4
     assert audit_processes(4, on_disk, 3) == 3  # at most one per role window
-    assert audit_processes(None, on_disk, 10) == 1  # the default: this process alone
     with pytest.raises(ConfigurationError):
         audit_processes(0, on_disk, 10)
+
+
+def test_auto_processes_share_a_gpu_audit_and_leave_a_cpu_audit_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from compliance.app.audit import wanted_processes
+    from compliance.settings import Settings
+
+    assert Settings().audit_processes == 0  # auto by default
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert wanted_processes(0, "cuda:0") == 8  # half the cores, at most 8
+    assert wanted_processes(0, "cpu") == 1  # the forward needs the cores
+    assert wanted_processes(3, "cpu") == 3  # asked for
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert wanted_processes(0, "cuda") == 8
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert wanted_processes(0, "cuda") == 1
 
 
 def test_every_error_survives_the_trip_from_a_worker_process() -> None:

@@ -160,10 +160,10 @@ def audit_documents(
             audit's forward pass, the passages' embedded once per encoder and cached under the index directory);
             stored as ``evidence.provision`` (key, label such as ``Art. 32(1)(a)``, score, method).
         processes: audit this many shares of the documents side by side, each in a worker process with its own
-            copy of the classifier on the classifier's device, inside this one run (default
-            ``COMPLIANCE_AUDIT_PROCESSES``, 1: this process alone). On a GPU, where the forward is nearly free
-            and the Python around it is what bounds an audit, this is what scales it (docs/performance.md). The
-            links are the same as one process gives (test).
+            copy of the classifier on the classifier's device, inside this one run, one per role window at most
+            (default ``COMPLIANCE_AUDIT_PROCESSES``; 0, auto: :func:`wanted_processes`, half the cores up to 8
+            for a classifier on a GPU, where the forward is nearly free and the Python around it bounds an audit,
+            and one on a CPU; docs/performance.md). The links are the same as one process gives (test).
 
     Returns:
         The run id, a summary per document (top articles, paragraphs needing review) and the failures.
@@ -213,7 +213,9 @@ def audit_documents(
         if provision_targets or level is not None
         else None
     )
-    wanted = processes if processes is not None else get_settings().audit_processes
+    wanted = wanted_processes(
+        processes if processes is not None else get_settings().audit_processes, str(classifier.encoder.device)
+    )
     workers = audit_processes(wanted, store, len(role_windows(len(items))))
     run_config["processes"] = workers
     with store.run("audit", run_config, model=model_info) as run:
@@ -412,15 +414,33 @@ class AuditShard:
     provision_targets: bool
 
 
-def audit_processes(wanted: int | None, store: Store, windows: int) -> int:
-    """How many processes audit side by side: ``wanted`` (default ``COMPLIANCE_AUDIT_PROCESSES``), at most one per
-    window of documents whose roles are decided together (:func:`~compliance.app.ingest.role_windows`: 100
-    documents), and one for a store other processes cannot open (SQLite in memory)."""
+#: the most audit worker processes the automatic choice starts
+MAX_AUTO_PROCESSES = 8
+
+
+def wanted_processes(count: int, device: str) -> int:
+    """The audit processes asked for: ``count``, or when it is 0 (auto) half the CPU cores this process may run on,
+    at most :data:`MAX_AUTO_PROCESSES`, for a classifier on a GPU (the forward is nearly free there and the Python
+    around it bounds the audit) and one on a CPU (the forward needs the cores)."""
+    if count:
+        return count
+    if not device.startswith("cuda"):
+        return 1
+    import os
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - platforms without affinity masks
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_AUTO_PROCESSES, cores // 2))
+
+
+def audit_processes(count: int, store: Store, windows: int) -> int:
+    """How many processes audit side by side: ``count`` (:func:`wanted_processes`), at most one per window of
+    documents whose roles are decided together (:func:`~compliance.app.ingest.role_windows`: 100 documents), and
+    one for a store other processes cannot open (SQLite in memory)."""
     from sqlalchemy.engine import make_url
 
-    from compliance.settings import get_settings
-
-    count = wanted if wanted is not None else get_settings().audit_processes
     if count < 1:
         raise ConfigurationError(f"audit processes must be at least 1, got {count}")
     url = make_url(store.url)

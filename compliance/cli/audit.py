@@ -59,12 +59,12 @@ from compliance.cli.options import (
 @allow_failures_option
 @click.option(
     "--processes",
-    type=click.IntRange(1, 64),
+    type=click.IntRange(0, 64),
     default=None,
     help="Share the documents among this many processes, each with its own copy of the classifier on the same "
-    "device (default COMPLIANCE_AUDIT_PROCESSES, 1), one per window of 100 documents at most (roles are "
-    "decided per window). Pays on a GPU, where the Python around the model bounds an audit: e.g. 8 on a "
-    "16-core machine.",
+    "device, one per window of 100 documents at most (roles are decided per window). Default "
+    "COMPLIANCE_AUDIT_PROCESSES, 0: auto (half the cores, at most 8, with a GPU, where the Python around the "
+    "model bounds an audit; one on a CPU).",
 )
 @click.option(
     "--all-roles",
