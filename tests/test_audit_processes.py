@@ -256,3 +256,14 @@ def test_a_worker_killed_fails_the_run_and_the_next_audit_starts_new_workers(
     assert again.processes == 2 and len(again.documents) == 7 and [f.code for f in again.failures] == ["C301"]
     assert workers[0] not in start_pool(clf, 2)
     store.dispose()
+
+
+def test_given_role_windows_must_cover_the_sources(store: Any, tmp_path: Path) -> None:
+    from compliance.app.ingest import save_sources
+    from compliance.errors import ConfigurationError
+
+    paths = _documents(tmp_path / "docs", 3)
+    with pytest.raises(ConfigurationError):
+        list(save_sources(store, paths, embed=None, windows=[2, 2]))
+    saved = list(save_sources(store, paths, embed=None, windows=[1, 2]))
+    assert [o.label for o in saved] == [str(p) for p in paths]

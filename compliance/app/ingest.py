@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from compliance.errors import DocumentError
+from compliance.errors import ConfigurationError, DocumentError
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.connectors import ParsedDocument, SplitConfig
@@ -437,7 +437,7 @@ def save_sources(
 
     sizes = list(windows) if windows is not None else role_windows(len(sources), window)
     if sum(sizes) != len(sources) or any(size < 1 for size in sizes):
-        raise ValueError(f"windows {sizes} do not cover {len(sources)} source(s)")
+        raise ConfigurationError(f"role windows {sizes} do not cover {len(sources)} source(s)")
     embedder: Embedder | None = None if embed == "auto" else embed
     embedder_ready = embed != "auto"
     # the roles are decided below, over each window: the parser need not decide them per document first
