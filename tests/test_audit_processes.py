@@ -139,9 +139,14 @@ def test_an_audit_in_two_processes_stores_what_one_process_stores(
     assert len(workers) == 2 and os.getpid() not in workers
     store.save_law(mini_gdpr())
     failed: list[str] = []
-    two = audit_documents(store, [folder], clf, processes=2, on_error=lambda label, f: failed.append(label))
+    two = audit_documents(
+        store.as_actor("auditor"), [folder], clf, processes=2, on_error=lambda label, f: failed.append(label)
+    )
 
     assert store.get_run(two.run_id).config["processes"] == two.processes == 2 and one.processes == 1
+    # the workers write into the audit log under the parent store's actor
+    logged = store.list_audit(action="links.add") + store.list_audit(action="document.save")
+    assert logged and {e.actor for e in logged} == {"auditor"}
     assert failed == failed_alone == [str(folder / "broken.pdf")]
     assert [f.code for f in two.failures] == [f.code for f in one.failures] == ["C301"]
     # the summaries: same documents, in input order, with the same counts and articles

@@ -231,6 +231,7 @@ def audit_documents(
                 wanted,
                 AuditShard(
                     store_url=store.url,
+                    actor=store.actor,
                     items=[],
                     positions=[],
                     windows=[],
@@ -400,6 +401,7 @@ class AuditShard:
     the store by URL, the classifier by the worker's own copy)."""
 
     store_url: str
+    actor: str
     items: list[Path | Upload]
     positions: list[int]
     #: the role windows of ``items``: whole windows of the audit (:func:`~compliance.app.ingest.role_windows`), so

@@ -194,9 +194,8 @@ def _pool(classifier: ArticleClassifier, processes: int) -> _Pool:
         for k in stale:
             _POOLS.pop(k).executor.shutdown(wait=False, cancel_futures=True)
         if pool is None:
-            context = multiprocessing.get_context(
-                "spawn"
-            )  # CUDA and the parent's threads do not survive fork
+            # spawned, not forked: CUDA and the parent's threads do not survive a fork
+            context = multiprocessing.get_context("spawn")
             progress = context.Queue()
             barrier = context.Barrier(processes)
             threads = _threads_per_worker(device, processes)
@@ -227,7 +226,11 @@ def _parse_workers(processes: int) -> int:
     wanted = get_settings().parse_workers
     if wanted:
         return wanted
-    return max(1, (os.cpu_count() or 1) // (2 * processes))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - platforms without affinity masks
+        cores = os.cpu_count() or 1
+    return max(1, cores // (2 * processes))
 
 
 def _discard(pool: _Pool) -> None:
@@ -255,7 +258,7 @@ def _start_worker(
 ) -> None:
     """A worker's initializer: its share of the CPU, then the classifier, loaded once for the worker's life."""
     os.environ["COMPLIANCE_PARSE_WORKERS"] = str(parse_workers)
-    # JAX, where installed beside torch and imported by a library, takes 75 % of the GPU's memory in every process
+    # JAX, where installed beside torch and started by a library, reserves 75 % of the GPU's memory by default
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     import torch
 
@@ -283,7 +286,7 @@ def _audit_share(
             "changed while its workers were running"
         )
     progress = _WORKER["progress"]
-    store = Store(share.store_url)
+    store = Store(share.store_url, actor=share.actor)  # the audit log names whom the parent's store names
     try:
         law_id = int(store.law_record("gdpr").id)
         config = share.config
