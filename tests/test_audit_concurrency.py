@@ -19,17 +19,11 @@ import pytest
 
 from compliance.store import Store
 from tests.fixtures import concurrency
-from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+from tests.fixtures.classifier.tiny import POLICY_SENTENCES, mini_gdpr, shared_tiny_classifier
 
 pytest.importorskip("torch")
 
-SENTENCES = [
-    "All laptops issued to staff use full disk encryption and the security measures are reviewed every year.",
-    "A personal data breach is notified to the supervisory authority within 72 hours by the security team.",
-    "A data subject may request a copy of the personal data we hold; the request is answered within one month.",
-    "Personal data is deleted without undue delay when it is no longer necessary for the purposes.",
-    "Access rights to the processing systems are reviewed every quarter by the controller.",
-]
+SENTENCES = POLICY_SENTENCES[:5]
 
 
 @pytest.fixture(scope="module")

@@ -13,16 +13,9 @@ import pytest
 
 from compliance.app.audit_pool import split_windows
 from compliance.app.ingest import Upload
-from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+from tests.fixtures.classifier.tiny import POLICY_SENTENCES, mini_gdpr, shared_tiny_classifier
 
-SENTENCES = [
-    "All laptops issued to staff use full disk encryption and the security measures are reviewed every year.",
-    "A personal data breach is notified to the supervisory authority within 72 hours by the security team.",
-    "A data subject may request a copy of the personal data we hold; the request is answered within one month.",
-    "Personal data is deleted without undue delay when it is no longer necessary for the purposes.",
-    "Access rights to the processing systems are reviewed every quarter by the controller.",
-    "Consent is recorded with its date and the wording shown, and it can be withdrawn at any time.",
-]
+SENTENCES = POLICY_SENTENCES
 
 
 def test_shares_are_whole_role_windows_balanced_by_bytes(
@@ -76,6 +69,16 @@ def _documents(folder: Path, count: int) -> list[Path]:
     return paths
 
 
+def _mini_store(path: Path) -> Any:
+    """A migrated SQLite store at ``path`` with the mini regulation installed."""
+    from compliance.store import Store
+
+    store = Store(f"sqlite:///{path}")
+    store.upgrade()
+    store.save_law(mini_gdpr())
+    return store
+
+
 def _links(store: Any, run_id: int) -> dict[tuple[Any, ...], tuple[Any, ...]]:
     out = {}
     for link in store.export_links(run_id):
@@ -113,7 +116,6 @@ def test_an_audit_in_two_processes_stores_what_one_process_stores(
     from compliance.app import audit_documents
     from compliance.models.classifier import load
     from compliance.settings import reset_settings
-    from compliance.store import Store
 
     # the controls index embeds with the default classifier's encoder, this one: the audit stores vectors (the
     # worker processes inherit the variable)
@@ -126,9 +128,7 @@ def test_an_audit_in_two_processes_stores_what_one_process_stores(
     _documents(folder, 7)
     clf = load(model_dir, device="cpu", bf16=False)
     # one process, into a store of its own
-    alone = Store(f"sqlite:///{tmp_path / 'alone.db'}")
-    alone.upgrade()
-    alone.save_law(mini_gdpr())
+    alone = _mini_store(tmp_path / "alone.db")
     failed_alone: list[str] = []
     one = audit_documents(alone, [folder], clf, on_error=lambda label, f: failed_alone.append(label))
     # two processes, into the store under test (SQLite: WAL, writers in turn; PostgreSQL: side by side); the pool
@@ -241,16 +241,13 @@ def test_a_worker_killed_fails_the_run_and_the_next_audit_starts_new_workers(
     from compliance.errors import ModelError
     from compliance.models.classifier import load
     from compliance.settings import reset_settings
-    from compliance.store import Store
 
     monkeypatch.setenv("COMPLIANCE_ROLE_WINDOW", "3")
     reset_settings()
     folder = tmp_path / "docs"
     _documents(folder, 7)
     clf = load(model_dir, device="cpu", bf16=False)
-    store = Store(f"sqlite:///{tmp_path / 'killed.db'}")
-    store.upgrade()
-    store.save_law(mini_gdpr())
+    store = _mini_store(tmp_path / "killed.db")
     workers = start_pool(clf, 2)
     os.kill(workers[0], signal.SIGKILL)  # out of memory, say
     with pytest.raises(ModelError) as raised:

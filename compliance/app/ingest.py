@@ -257,17 +257,15 @@ def role_embedder() -> Embedder | None:
         return None
 
 
-#: documents whose paragraph roles are decided together (repetition across them counts: running headers,
-#: boilerplate); a batch is split into windows of about this many documents, so memory stays bounded
-ROLE_WINDOW = 100
 #: documents parsed ahead of the one being saved (a background thread; bounded)
 PARSE_AHEAD = 8
 
 
 def role_windows(total: int, window: int | None = None) -> list[int]:
     """Sizes of the windows a batch of ``total`` documents is split into: as even as possible, none larger than
-    ``window`` (default ``COMPLIANCE_ROLE_WINDOW``, :data:`ROLE_WINDOW`), so that the last window is not a lone
-    document without others to compare its lines with."""
+    ``window`` (default ``COMPLIANCE_ROLE_WINDOW``, 100: repetition across the documents of a window counts, and
+    memory stays bounded by one window), so that the last window is not a lone document without others to compare
+    its lines with."""
     if window is None:
         from compliance.settings import get_settings
 
