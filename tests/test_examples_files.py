@@ -270,7 +270,7 @@ def test_control_set_is_valid() -> None:
     texts = [str(item["text"]) for item in items]
     assert len({_norm(t).lower() for t in texts}) == len(texts)
     for item in items:
-        assert set(item) == {"id", "text", "articles", "note"}, item
+        assert set(item) == {"id", "text", "articles", "provisions", "note"}, item
         articles = item["articles"]
         assert isinstance(articles, list) and 1 <= len(articles) <= 5, item["id"]
         assert all(isinstance(a, int) and 1 <= a <= 99 for a in articles), item["id"]
@@ -294,7 +294,7 @@ def test_security_control_set_is_valid() -> None:
     assert len(set(ids)) == len(ids) and all(re.fullmatch(r"sec-\d{3}", i) for i in ids)
     known = {_norm(str(item["text"])).lower() for item in controls()}
     for item in items:
-        assert set(item) == {"id", "text", "articles", "note"}, item
+        assert set(item) == {"id", "text", "articles", "provisions", "note"}, item
         articles = item["articles"]
         assert isinstance(articles, list) and 32 in articles and len(set(articles)) == len(articles), item[
             "id"
@@ -302,6 +302,27 @@ def test_security_control_set_is_valid() -> None:
         assert all(isinstance(a, int) and 1 <= a <= 99 for a in articles), item["id"]
         assert 5 <= len(_words(str(item["text"]))) <= 60 and str(item["note"]).strip(), item["id"]
         assert _norm(str(item["text"])).lower() not in known, item["id"]
+
+
+def test_control_provisions_are_paragraphs_or_points_of_the_first_article(gdpr_xml: Path) -> None:
+    """The provision labels (for the provision picker's figures, docs/officer.md) name existing paragraphs or points
+    of the control's first article, each once; an article with a single provision has none to choose."""
+    from compliance.rules.corpus import Law
+    from compliance.rules.formex import parse_formex
+
+    law: Law = parse_formex(gdpr_xml.read_bytes(), source=str(gdpr_xml))
+    keys = {p.key for p in law.provisions}
+    labelled = 0
+    for item in _every_control():
+        provisions = item["provisions"]
+        assert isinstance(provisions, list) and len(set(provisions)) == len(provisions) <= 3, item["id"]
+        article = f"art:{item['articles'][0]}"  # type: ignore[index]
+        for key in provisions:
+            assert key in keys and str(key).startswith(article + "/"), (item["id"], key)
+        if not law.children(article):
+            assert not provisions, item["id"]
+        labelled += bool(provisions)
+    assert labelled >= 160
 
 
 def test_control_set_is_not_copied_from_the_examples() -> None:
