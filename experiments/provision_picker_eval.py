@@ -23,6 +23,7 @@ import argparse
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +43,19 @@ class Item:
     expected: tuple[str, ...]
 
 
-def _paragraph_text(document: str, phrase: str) -> str:
+@cache
+def _paragraphs(document: str) -> tuple[tuple[str, str], ...]:
+    """Each paragraph of a sample document as (its text with whitespace collapsed, its text); each document is
+    read once."""
     from compliance.connectors import parse_path
 
-    doc = parse_path(ROOT / "examples" / document)
+    paragraphs = parse_path(ROOT / "examples" / document).paragraphs
+    return tuple((" ".join(p.text.split()), p.text) for p in paragraphs)
+
+
+def _paragraph_text(document: str, phrase: str) -> str:
     wanted = " ".join(phrase.split())
-    found = [p.text for p in doc.paragraphs if wanted in " ".join(p.text.split())]
+    found = [text for collapsed, text in _paragraphs(document) if wanted in collapsed]
     if len(found) != 1:
         raise SystemExit(f"{document}: {len(found)} paragraphs contain {phrase!r}")
     return found[0]
@@ -71,19 +79,14 @@ def nis2_items() -> list[Item]:
 
 def gdpr_control_items() -> list[Item]:
     """The labelled controls whose first article has provisions labelled."""
-    from compliance.evaluation.queries import bundled_data
+    from compliance.evaluation.queries import _read_jsonl, bundled_data
 
-    items = []
-    for name in ("controls.jsonl", "security_controls.jsonl"):
-        for line in bundled_data(name).read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if row["provisions"]:
-                items.append(
-                    Item(row["id"], row["text"], f"art:{row['articles'][0]}", tuple(row["provisions"]))
-                )
-    return items
+    return [
+        Item(row["id"], row["text"], f"art:{row['articles'][0]}", tuple(row["provisions"]))
+        for name in ("controls.jsonl", "security_controls.jsonl")
+        for row in _read_jsonl(bundled_data(name))
+        if row["provisions"]
+    ]
 
 
 def score(law: Any, items: Sequence[Item], clf: Any, encode: Any) -> dict[str, Any]:

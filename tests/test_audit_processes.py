@@ -108,25 +108,31 @@ def _vectors(store: Any) -> dict[tuple[str, int], bytes]:
     return {(r[0], r[1]): bytes(r[2]) for r in rows}
 
 
+def _windows_of_three(tmp_path: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Any]:
+    """Eight files (one unreadable) in a folder, roles decided over windows of 3 documents, and the classifier on
+    the CPU."""
+    from compliance.models.classifier import load
+    from compliance.settings import reset_settings
+
+    monkeypatch.setenv("COMPLIANCE_ROLE_WINDOW", "3")
+    reset_settings()
+    folder = tmp_path / "docs"
+    _documents(folder, 7)
+    return folder, load(model_dir, device="cpu", bf16=False)
+
+
 def test_an_audit_in_two_processes_stores_what_one_process_stores(
     store: Any, tmp_path: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch, pools: None
 ) -> None:
     import numpy as np
 
     from compliance.app import audit_documents
-    from compliance.models.classifier import load
-    from compliance.settings import reset_settings
 
     # the controls index embeds with the default classifier's encoder, this one: the audit stores vectors (the
     # worker processes inherit the variable)
     monkeypatch.setenv("COMPLIANCE_MODEL_DIR", str(model_dir.parent))
     # roles are decided over windows of 3 documents (8 files: 3 windows), in one process as in two
-    monkeypatch.setenv("COMPLIANCE_ROLE_WINDOW", "3")
-    reset_settings()
-
-    folder = tmp_path / "docs"
-    _documents(folder, 7)
-    clf = load(model_dir, device="cpu", bf16=False)
+    folder, clf = _windows_of_three(tmp_path, model_dir, monkeypatch)
     # one process, into a store of its own
     alone = _mini_store(tmp_path / "alone.db")
     failed_alone: list[str] = []
@@ -239,14 +245,8 @@ def test_a_worker_killed_fails_the_run_and_the_next_audit_starts_new_workers(
     from compliance.app import audit_documents
     from compliance.app.audit_pool import start_pool
     from compliance.errors import ModelError
-    from compliance.models.classifier import load
-    from compliance.settings import reset_settings
 
-    monkeypatch.setenv("COMPLIANCE_ROLE_WINDOW", "3")
-    reset_settings()
-    folder = tmp_path / "docs"
-    _documents(folder, 7)
-    clf = load(model_dir, device="cpu", bf16=False)
+    folder, clf = _windows_of_three(tmp_path, model_dir, monkeypatch)
     store = _mini_store(tmp_path / "killed.db")
     workers = start_pool(clf, 2)
     os.kill(workers[0], signal.SIGKILL)  # out of memory, say

@@ -307,10 +307,9 @@ def test_security_control_set_is_valid() -> None:
 def test_control_provisions_are_paragraphs_or_points_of_the_first_article(gdpr_xml: Path) -> None:
     """The provision labels (for the provision picker's figures, docs/officer.md) name existing paragraphs or points
     of the control's first article, each once; an article with a single provision has none to choose."""
-    from compliance.rules.corpus import Law
-    from compliance.rules.formex import parse_formex
+    from compliance.rules import load_law_file
 
-    law: Law = parse_formex(gdpr_xml.read_bytes(), source=str(gdpr_xml))
+    law = load_law_file(gdpr_xml)
     keys = {p.key for p in law.provisions}
     labelled = 0
     for item in _every_control():
