@@ -564,3 +564,52 @@ def test_a_typeset_document_has_its_hyphenation_undone(tmp_path: Path) -> None:
         "The processing of personal data under a contract is recorded. Each processing activity has an owner, and "
         "each contract names the data it covers, with its documentation kept by the owner of the contract."
     ]
+
+
+def test_a_table_printed_by_a_web_browser_is_read_row_by_row(tmp_path: Path) -> None:
+    """A browser prints an HTML table without rules, centres each cell vertically in its row (a cell of two lines
+    stands half a line above and below the one-line cells beside it) and its header cells horizontally over their
+    columns, and leaves little room between cells. Its rows were read as lines that mixed the rows, the header as a
+    heading, and two close columns ("2025-02-04 2026-02") as one."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    edges = [72.0, 200.0, 262.0, 372.0, 440.0, 530.0]  # the columns' left edges, then the table's right edge
+    header = [["Record category"], ["Retention", "period"], ["Starts from"], ["Approved on"], ["Next review"]]
+    body = [
+        [["Personnel files"], ["2 years"], ["End of", "employment"], ["2025-02-04"], ["2026-02"]],
+        [["Job applications of", "unsuccessful candidates"], ["6 months"], ["End of the", "recruitment"],
+         ["2025-03-01"], ["2026-03"]],
+        [["CCTV footage"], ["28 days"], ["Recording"], ["2025-02-04"], ["2026-02"]],
+    ]  # fmt: skip
+    pitch = 11.5  # one line of a cell; rows are 5 pt apart
+    c = canvas.Canvas(str(tmp_path / "printed.pdf"), pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 760, "This schedule states how long we keep each category of records and who approved it.")
+    top = 740.0
+    for i, row in enumerate([header, *body]):
+        font = "Helvetica-Bold" if i == 0 else "Helvetica"
+        c.setFont(font, 10)
+        lines = max(len(cell) for cell in row)
+        for j, cell in enumerate(row):
+            for k, text in enumerate(cell):
+                y = top - (lines - len(cell)) * pitch / 2 - 8 - k * pitch
+                width = edges[j + 1] - 4 - edges[j]
+                x = edges[j] + (width - stringWidth(text, font, 10)) / 2 if i == 0 else edges[j]
+                c.drawString(x, y, text)
+        top -= lines * pitch + 5
+    c.setFont("Helvetica", 10)
+    c.drawString(72, top - 20, "Records Owners apply this schedule to every system they own.")
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "printed.pdf")
+    names = [" ".join(cell) for cell in header]
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        ("paragraph", "This schedule states how long we keep each category of records and who approved it."),
+        *[
+            ("table-row", "; ".join(f"{n}: {' '.join(cell)}" for n, cell in zip(names, row, strict=True)))
+            for row in body
+        ],
+        ("paragraph", "Records Owners apply this schedule to every system they own."),
+    ]

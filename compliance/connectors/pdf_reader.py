@@ -4,7 +4,8 @@ Steps, all on pdfplumber's words and text lines (layout off):
 
 0. **Turned pages and text.** A page whose characters are mostly turned by the same right angle (a landscape
    table drawn sideways) is opened again turned upright; on other pages turned characters (a diagonal watermark,
-   a label up the margin) are left out. Tables drawn without rules (tab stops; a label/value block) are found
+   a label up the margin) are left out. Tables drawn without rules (tab stops; a label/value block; a table
+   printed by a web browser, its cells centred in their rows and its header centred over the columns) are found
    before the columns.
 1. **Columns.** A vertical white band in the middle of a page that no body line crosses, with text lines of
    some length on both sides, makes the page a two-column page: its rows are cut into horizontal bands (a row
@@ -107,6 +108,9 @@ class _Line:
     #: the line cut at a wide gap: (left text, right end of the left part, right text, right part's x0 and text
     #: start); a side heading and its section's first line when :func:`_side_headings` accepts the cut
     cut: tuple[str, float, str, float, float] | None = None
+    #: a table read from its words: the gaps between its text lines (within a cell, between rows), which count
+    #: towards the page's usual line spacing as they did when the table was read as lines
+    gaps: tuple[float, ...] = ()
 
 
 @dataclass(slots=True)
@@ -329,6 +333,27 @@ def _rows(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return rows
 
 
+def _bands(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """:func:`_rows` with the rows that overlap one another vertically by more than a third of the text height
+    merged into one band: a table printed by a web browser centres each cell vertically in its row, so a row whose
+    cells have one, two and three lines sets them half a line apart ("End of" above "Personnel files  2 years",
+    "employment" below), where the lines of running text never overlap."""
+    bands: list[list[dict[str, Any]]] = []
+    for row in _rows(words):
+        top = min(float(w["top"]) for w in row)
+        bottom = max(float(w["bottom"]) for w in row)
+        if bands:
+            prev_bottom = max(float(w["bottom"]) for w in bands[-1])
+            height = min(
+                bottom - top, statistics.median(float(w["bottom"]) - float(w["top"]) for w in bands[-1])
+            )
+            if prev_bottom - top > height / 3:
+                bands[-1].extend(row)
+                continue
+        bands.append(list(row))
+    return bands
+
+
 #: a table drawn without rules: at least this many rows, each of at least this many cells (two where every first
 #: cell is a short label: a label/value block)
 _TEXT_TABLE_ROWS = 3
@@ -344,11 +369,14 @@ def _cells(row: list[dict[str, Any]]) -> tuple[list[list[dict[str, Any]]], float
     height = statistics.median(float(w["bottom"]) - float(w["top"]) for w in words)
     gap = max(12.0, 1.5 * height)
     cells = [[words[0]]]
-    for a, b in itertools.pairwise(words):
-        if float(b["x0"]) - float(a["x1"]) > gap:
+    edge = float(words[0]["x1"])  # the cell's right edge so far (a band's cell has several lines)
+    for b in words[1:]:
+        if float(b["x0"]) - edge > gap:
             cells.append([b])
+            edge = float(b["x1"])
         else:
             cells[-1].append(b)
+            edge = max(edge, float(b["x1"]))
     return cells, height
 
 
@@ -367,6 +395,67 @@ def _cell_lines(cell: list[dict[str, Any]]) -> str:
     return parts[0] if parts else ""
 
 
+def _by_stops(row: list[dict[str, Any]], stops: list[float]) -> list[list[dict[str, Any]]]:
+    """A row's words in the columns that start at ``stops`` (a word 6 pt left of a stop is in its column)."""
+    cells: list[list[dict[str, Any]]] = [[] for _ in stops]
+    for w in row:
+        cells[max((j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0), default=0)].append(w)
+    return cells
+
+
+def _apart(cells: list[list[dict[str, Any]]], height: float) -> bool:
+    """Whether a row's filled cells stand apart by at least half the text height (a space between words is about
+    a quarter)."""
+    filled = [c for c in cells if c]
+    return all(
+        min(float(w["x0"]) for w in right) - max(float(w["x1"]) for w in left) >= 0.5 * height
+        for left, right in itertools.pairwise(filled)
+    )
+
+
+def _parts_at(rows: list[list[dict[str, Any]]], x: float, height: float) -> bool:
+    """Whether a line at ``x`` crosses no word of ``rows`` and, on every text line with words on both sides of it,
+    runs through a gap of at least half the text height: between two cells, not between two words of a cell."""
+    for row in rows:
+        for line in _rows(row):
+            if any(float(w["x0"]) < x - 1 and float(w["x1"]) > x + 1 for w in line):
+                return False
+            left = [float(w["x1"]) for w in line if float(w["x1"]) <= x + 1]
+            right = [float(w["x0"]) for w in line if float(w["x0"]) >= x - 1]
+            if left and right and min(right) - max(left) < 0.5 * height:
+                return False
+    return True
+
+
+def _header_stops(rows: list[list[dict[str, Any]]], stops: list[float]) -> list[float]:
+    """``stops`` with the columns that only the first row (the header) tells apart: where its cells stand apart
+    by a clear gap with no stop in it, and a line through that gap crosses no word of any row, a column starts
+    at the first word right of that line. A web browser leaves little room between a table's cells, so
+    "2025-02-04 2026-02" stands closer than a gap between cells, under the header cells "Approved on" and "Next
+    review"."""
+    header, height = _cells(rows[0])
+    if len(header) <= len(stops):
+        return stops
+    out = list(stops)
+    for left, right in itertools.pairwise(header):
+        lo = max(float(w["x1"]) for w in left)
+        hi = min(float(w["x0"]) for w in right)
+        if any(lo - 6.0 < x <= hi + 6.0 for x in out):
+            continue
+        x = hi
+        while x > lo and not _parts_at(rows, x, height):
+            x -= 0.5
+        if x <= lo:
+            continue
+        starts = [float(w["x0"]) for row in rows[1:] for w in row if float(w["x0"]) >= x - 1]
+        out.append(min(starts, default=x))
+    return sorted(out)
+
+
+#: a row of a table drawn without rules: its words and its cells' words
+_Row = tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]
+
+
 @dataclass(slots=True)
 class _TextTable:
     """A table drawn without rules (:func:`_text_tables`)."""
@@ -375,6 +464,7 @@ class _TextTable:
     grid: list[list[str]]
     first_bottom: float  # the bottom of its first row's first line
     second_top: float  # the top of its second row (a rule between the two marks a header)
+    gaps: tuple[float, ...] = ()  # between its text lines: the lines of a cell, and one row and the next
 
 
 def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_TextTable]:
@@ -394,9 +484,12 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
     Each table's label's closing colon is dropped. Read as lines, such a table's rows ran into one paragraph, and
     its columns could be taken for the columns of the page."""
     found: list[_TextTable] = []
-    run: list[tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]] = []
+    run: list[_Row] = []
     wrapped: list[int] = []  # lines each row of the run has beyond its first
     above: list[dict[str, Any]] | None = None  # the row before the run's first, when it may be its top line
+    seen: list[_Row] = []  # every row read, in order
+    first = 0  # the run's first row in ``seen``
+    taken = 0  # the rows of ``seen`` before this one belong to a table found already
 
     def top(row: list[dict[str, Any]]) -> float:
         return min(float(w["top"]) for w in row)
@@ -414,7 +507,39 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
         ]
         return None if 0 in out else out
 
+    def at_stops(row: list[dict[str, Any]], stops: list[float]) -> list[list[dict[str, Any]]] | None:
+        """The row's words in the columns of ``stops``, or None when a word crosses a column's edge, stands left of
+        the first, leaves the first column empty or fills only one."""
+        if any(float(w["x0"]) < x - 1 and float(w["x1"]) > x + 1 for w in row for x in stops[1:]):
+            return None
+        if min(float(w["x0"]) for w in row) < stops[0] - 6.0:
+            return None
+        cells: list[list[dict[str, Any]]] = [[] for _ in stops]
+        for w in row:
+            cells[max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)].append(w)
+        return cells if cells[0] and sum(1 for c in cells if c) >= 2 else None
+
+    def rows_above() -> list[_Row]:
+        """The rows just above the run that fit its columns: its header, whose cells a web browser centres over
+        their columns, and a first row whose cells stand too close to be told apart by their gaps alone."""
+        stops = [float(c[0]["x0"]) for c in run[0][1]]
+        height = _cells(run[0][0])[1]
+        out: list[_Row] = []
+        below = run[0][0]
+        for j in range(first - 1, taken - 1, -1):
+            row = seen[j][0]
+            size = statistics.median(float(w["bottom"]) - float(w["top"]) for w in row)
+            near = top(below) - bottom(row) <= 2.5 * height and size <= 1.25 * height
+            cells = at_stops(row, stops) if near else None
+            # its cells apart by more than a space between words: a line of prose may break at the stops too
+            if cells is None or not _apart(cells, size):
+                break
+            out.insert(0, (row, cells))
+            below = row
+        return out
+
     def flush() -> None:
+        nonlocal taken
         if len(run) < _TEXT_TABLE_ROWS:
             run.clear()
             wrapped.clear()
@@ -423,25 +548,46 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
         headed = len(first_cells) == 2 and wrapped[0] == 0 and all(map(_label_cell, first_cells))
         prose = len(first_cells) == 2 and max(wrapped) > 1 and not headed
         if not prose:
-            all_words = [w for row, _ in run for w in row]
+            rows = [*rows_above(), *run]
+            stops = _header_stops([row for row, _ in rows], [float(c[0]["x0"]) for c in run[0][1]])
+            if len(stops) > len(run[0][1]):  # the header's columns: each row's words again, by them
+                rows = [(row, _by_stops(row, stops)) for row, _ in rows]
+            all_words = [w for row, _ in rows for w in row]
             bbox = (
                 min(float(w["x0"]) for w in all_words),
                 top(all_words),
                 max(float(w["x1"]) for w in all_words),
                 bottom(all_words),
             )
-            grid = [[_cell_lines(cell) for cell in cells] for _, cells in run]
+            grid = [[_cell_lines(cell) for cell in cells] for _, cells in rows]
             if len(grid[0]) == 2:
                 grid = [[row[0].removesuffix(":").rstrip(), row[1]] for row in grid]
-            head = run[0][0]
+            head = rows[0][0]
             last_line = max(float(w["top"]) for w in head)
             first_bottom = max(float(w["bottom"]) for w in head if float(w["top"]) >= last_line - 3)
-            found.append(_TextTable(bbox, grid, first_bottom, top(run[1][0])))
+            gaps = [
+                max(0.0, top(b) - bottom(a))
+                for _, cells in rows
+                for cell in cells
+                for a, b in itertools.pairwise(_rows(cell))
+            ]
+            gaps += [max(0.0, top(b) - bottom(a)) for (a, _), (b, _) in itertools.pairwise(rows)]
+            found.append(_TextTable(bbox, grid, first_bottom, top(rows[1][0]), tuple(gaps)))
+            taken = len(seen)
         run.clear()
         wrapped.clear()
 
-    for row in _rows(words):
+    for row in _bands(words):
         cells, height = _cells(row)
+        if len(run) == 1 and len(cells) >= _TEXT_TABLE_CELLS:
+            own = [float(c[0]["x0"]) for c in cells]
+            theirs = [float(c[0]["x0"]) for c in run[0][1]]
+            if (
+                len(own) == len(theirs)
+                and any(abs(a - b) > 6.0 for a, b in zip(own, theirs, strict=True))
+                and at_stops(run[0][0], own) is not None
+            ):  # the run's one row is a header centred over this row's columns: the columns are this row's,
+                flush()  # and the header joins the table from above (rows_above)
         if run:
             prev_row, prev_cells = run[-1]
             stops = [float(c[0]["x0"]) for c in run[0][1]]
@@ -458,21 +604,19 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
                 prev_row.extend(row)
                 wrapped[-1] += 1
                 continue
-            if fits and len(stops) > 2:
-                # a row at the run's tab stops, its cells told apart by the stops (a cell may run close to the
-                # next one, closer than a gap between cells); two columns need the gap, as label and value
-                at_stops: list[list[dict[str, Any]]] = [[] for _ in stops]
-                for w in row:
-                    at_stops[max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)].append(w)
-                if (
-                    at_stops[0] and sum(1 for c in at_stops if c) >= 2
-                ):  # (a lone short line after it is no row)
-                    run.append((row, at_stops))
-                    wrapped.append(0)
-                    continue
+            # a row at the run's tab stops, its cells told apart by the stops (a cell may run close to the next
+            # one, closer than a gap between cells); two columns need the gap, as label and value; a lone short
+            # line after it is no row
+            placed = at_stops(row, stops) if fits and len(stops) > 2 else None
+            if placed is not None:
+                seen.append((row, placed))
+                run.append((row, placed))
+                wrapped.append(0)
+                continue
         wide = len(cells) >= _TEXT_TABLE_CELLS or (labels and len(cells) == 2 and _label_cell(cells[0]))
         if not wide:
             flush()
+            seen.append((row, cells))
             above = row
             continue
         if run:
@@ -483,12 +627,16 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
             )
             if not (aligned and top(row) - bottom(prev_row) <= 2.5 * height):
                 flush()
+        if not run:
+            first = len(seen)
         if not run and above is not None and top(row) - bottom(above) <= 0.8 * height:
             cols = columns(above, [float(c[0]["x0"]) for c in cells])
             if cols is not None:  # the top line of a header cell set at the bottom of its row
                 for w, j in sorted(zip(above, cols, strict=True), key=lambda p: -float(p[0]["x0"])):
                     cells[j].insert(0, w)
                 row = [*above, *row]
+                first -= 1  # (the line above, read already, is now the run's)
+        seen.append((row, cells))
         run.append((row, cells))
         wrapped.append(0)
         above = None
@@ -748,7 +896,7 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
         tables.append(
             _Line(
                 "", number, top, bottom, x0, 0.0, _bold(head_chars) or head_rule, table=found.grid, x1=x1,
-                page_height=height, ruled=False,
+                page_height=height, ruled=False, gaps=found.gaps,
             )
         )  # fmt: skip
     words = [w for w in words if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))]
@@ -1025,6 +1173,7 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             if same_column and heading_size(a) is None and heading_size(b) is None and b.top > a.top:
                 gaps.append(max(0.0, b.top - a.bottom))
         heights.extend(ln.bottom - ln.top for ln in text_lines)
+        gaps.extend(g for ln in lines if ln.table is not None for g in ln.gaps)
     # the lower quartile: gaps inside paragraphs outnumber the gaps between them, even in short documents
     typical_gap = sorted(gaps)[len(gaps) // 4] if gaps else 2.0
     typical_height = statistics.median(heights) if heights else body_size

@@ -15,10 +15,16 @@ rendered; their label lines point at the committed files and are in the ``demo``
 
 The output is deterministic (fixed document dates, fixed zip timestamps, reportlab ``invariant=1``).
 
+``--printed-by-browser`` renders every source instead as the web page ``html`` gives and prints it to PDF with
+the system Chromium (``chromium --headless --print-to-pdf``), as an intranet page saved as PDF comes: tables
+without rules, their cells centred, bullets drawn as shapes (docs/roles.md). That set is not deterministic
+(Chromium's version decides the layout) and is not what the role model trains on.
+
 Usage::
 
     python tools/roles/build_role_set.py                 # writes var/role-set/
     python tools/roles/build_role_set.py --out DIR
+    python tools/roles/build_role_set.py --printed-by-browser --out var/role-set-browser
 """
 
 from __future__ import annotations
@@ -575,6 +581,47 @@ def build(source: Source) -> tuple[str, bytes]:
     raise ValueError(f"{source.name}: unknown format {fmt!r}")
 
 
+def print_with_browser(html: Path, pdf: Path, browser: str = "chromium") -> None:
+    """``html`` printed to ``pdf`` by a headless Chromium, without its page header and footer."""
+    import subprocess
+
+    subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", f"--print-to-pdf={pdf}",
+         "--no-pdf-header-footer", html.resolve().as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+
+
+def build_printed(out: Path, src: Path = SRC, browser: str = "chromium") -> list[dict[str, Any]]:
+    """Every source as its web page (:func:`build_html`) printed to PDF by ``browser`` into ``out/docs``, and
+    ``out/labels.jsonl`` (the site's menu and banner labelled as furniture, as for ``html`` sources)."""
+    docs = out / "docs"
+    if docs.exists():
+        shutil.rmtree(docs)
+    docs.mkdir(parents=True)
+    labels: list[dict[str, Any]] = []
+    for path in sorted(src.glob("*.md")):
+        source = parse_source(path)
+        source.meta["format"] = "html"
+        page = docs / f"{source.name}.html"
+        page.write_bytes(build_html(source))
+        pdf = docs / f"{source.name}.pdf"
+        print_with_browser(page, pdf, browser)
+        page.unlink()
+        labels.append(
+            {
+                "file": f"docs/{pdf.name}",
+                "split": source.split,
+                "style": source.meta.get("style", ""),
+                "pieces": source.pieces(),
+            }
+        )
+    with (out / "labels.jsonl").open("w", encoding="utf-8") as fh:
+        for line in labels:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return labels
+
+
 def build_all(out: Path = OUT, src: Path = SRC) -> list[dict[str, Any]]:
     """Render every source into ``out/docs`` and write ``out/labels.jsonl``; return the label lines."""
     docs = out / "docs"
@@ -614,8 +661,14 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--out", type=Path, default=OUT, help="output folder (default: var/role-set/)")
+    parser.add_argument(
+        "--printed-by-browser",
+        action="store_true",
+        help="every source as a web page printed to PDF by the system Chromium (needs chromium)",
+    )
+    parser.add_argument("--browser", default="chromium", help="the Chromium executable (default: chromium)")
     args = parser.parse_args(argv)
-    labels = build_all(args.out)
+    labels = build_printed(args.out, browser=args.browser) if args.printed_by_browser else build_all(args.out)
     splits: dict[str, int] = {}
     for line in labels:
         splits[line["split"]] = splits.get(line["split"], 0) + 1
