@@ -613,3 +613,24 @@ def test_a_table_printed_by_a_web_browser_is_read_row_by_row(tmp_path: Path) -> 
         ],
         ("paragraph", "Records Owners apply this schedule to every system they own."),
     ]
+
+
+def test_words_in_cells_a_few_points_apart_stay_apart(tmp_path: Path) -> None:
+    """A browser leaves 2-3 pt between a label cell and its value; at pdfplumber's default tolerance they read as
+    one word ("Policy ownerData Protection Officer"). A page that writes its spaces as characters ends a word at a
+    smaller gap; a page without space characters (TeX) keeps the default."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(tmp_path / "cells.pdf"), pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 760, "This standard sets how we classify information and who owns the classification.")
+    for i, (label, value) in enumerate([("Policy owner", "Data Protection Officer"), ("Version", "3.0")]):
+        c.drawString(72, 730 - 14 * i, label)
+        c.drawString(72 + stringWidth("Policy owner", "Helvetica", 10) + 2.5, 730 - 14 * i, value)
+    c.showPage()
+    c.save()
+    text = parse_path(tmp_path / "cells.pdf").text
+    assert "Policy owner Data Protection Officer" in text
+    assert "ownerData" not in text

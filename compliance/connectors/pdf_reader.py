@@ -509,7 +509,9 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
 
     def at_stops(row: list[dict[str, Any]], stops: list[float]) -> list[list[dict[str, Any]]] | None:
         """The row's words in the columns of ``stops``, or None when a word crosses a column's edge, stands left of
-        the first, leaves the first column empty or fills only one."""
+        the first, leaves the first column empty or fills only one. A cell no further from the one before than a
+        space between words must start at its column's edge (a browser's cell does; "Page 1" under a table is
+        no row of it)."""
         if any(float(w["x0"]) < x - 1 and float(w["x1"]) > x + 1 for w in row for x in stops[1:]):
             return None
         if min(float(w["x0"]) for w in row) < stops[0] - 6.0:
@@ -517,7 +519,19 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
         cells: list[list[dict[str, Any]]] = [[] for _ in stops]
         for w in row:
             cells[max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)].append(w)
-        return cells if cells[0] and sum(1 for c in cells if c) >= 2 else None
+        if not cells[0] or sum(1 for c in cells if c) < 2:
+            return None
+        height = statistics.median(float(w["bottom"]) - float(w["top"]) for w in row)
+        left = cells[0]
+        for x, cell in zip(stops[1:], cells[1:], strict=True):
+            if not cell:
+                continue
+            start = min(float(w["x0"]) for w in cell)
+            close = start - max(float(w["x1"]) for w in left) < 0.5 * height
+            if close and abs(start - x) > 1.0:
+                return None
+            left = cell
+        return cells
 
     def rows_above() -> list[_Row]:
         """The rows just above the run that fit its columns: its header, whose cells a web browser centres over
@@ -849,6 +863,23 @@ def _upright(page: Any) -> Any:
     return type(page)(page.pdf, page_obj, page_number=page.page_number, initial_doctop=page.initial_doctop)
 
 
+#: how far apart two characters may stand and still be one word, where a page writes its spaces as characters
+#: (pdfplumber's default, 3 pt, where it does not)
+_SPACED_X_TOLERANCE = 1.5
+
+
+def _x_tolerance(page: Any) -> float:
+    """pdfplumber's ``x_tolerance`` for a page: where the page writes the spaces between its words as characters
+    (Word, LibreOffice, browsers, reportlab do), a gap without a space is no space within a word, and a word
+    ends at a smaller gap — a web browser leaves 2–3 pt between a table's cells, which read as one word at the
+    default ("Standard numberSTD-004"). A page without space characters (typeset by TeX) is read at the default,
+    its spaces being gaps."""
+    chars = page.chars
+    spaces = sum(1 for c in chars if c.get("text") == " ")
+    letters = sum(1 for c in chars if str(c.get("text", "")).strip())
+    return _SPACED_X_TOLERANCE if letters and spaces >= 0.08 * letters else 3.0
+
+
 def _page_lines(page: Any, number: int) -> list[_Line]:
     """Text lines of a page in reading order; each ruled table is one pseudo-line carrying its cells. Turned
     text (a watermark) is left out (:func:`_without_tilted_text`)."""
@@ -877,8 +908,11 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
         mid = (top + bottom) / 2
         return any(bt <= mid <= bb and bx0 - 1 <= x0 <= bx1 for bx0, bt, bx1, bb in boxes)
 
+    tolerance = _x_tolerance(page)
     words = [
-        w for w in page.extract_words() if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))
+        w
+        for w in page.extract_words(x_tolerance=tolerance)
+        if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))
     ]
     columns = _gutter(_rows(words), float(page.bbox[0]), float(page.bbox[2])) is not None if words else False
     for found in _text_tables(words, labels=not columns):  # tables drawn without rules
@@ -904,7 +938,7 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
     lines: list[_Line] = []
     for band, col, bbox in regions:
         view = page if len(regions) == 1 else page.within_bbox(bbox)
-        for raw in view.extract_text_lines(strip=True, return_chars=True):
+        for raw in view.extract_text_lines(strip=True, return_chars=True, x_tolerance=tolerance):
             text = raw["text"].strip()
             chars = [c for c in raw.get("chars", []) if c.get("text", "").strip()]
             if not text or not chars or in_table(float(raw["top"]), float(raw["bottom"]), float(raw["x0"])):
