@@ -586,7 +586,9 @@ def test_a_table_printed_by_a_web_browser_is_read_row_by_row(tmp_path: Path) -> 
     pitch = 11.5  # one line of a cell; rows are 5 pt apart
     c = canvas.Canvas(str(tmp_path / "printed.pdf"), pagesize=A4, invariant=1)
     c.setFont("Helvetica", 10)
-    c.drawString(72, 760, "This schedule states how long we keep each category of records and who approved it.")
+    c.drawString(
+        72, 760, "This schedule states how long we keep each category of records and who approved it."
+    )
     top = 740.0
     for i, row in enumerate([header, *body]):
         font = "Helvetica-Bold" if i == 0 else "Helvetica"
