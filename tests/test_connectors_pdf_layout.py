@@ -636,3 +636,25 @@ def test_words_in_cells_a_few_points_apart_stay_apart(tmp_path: Path) -> None:
     text = parse_path(tmp_path / "cells.pdf").text
     assert "Policy owner Data Protection Officer" in text
     assert "ownerData" not in text
+
+
+def test_a_web_address_broken_across_lines_is_joined(tmp_path: Path) -> None:
+    """A browser breaks a long address after ``/``, ``?`` or ``-``; read with a space at the break, the address in
+    the paragraph was broken ("…/form? lang=en"). A word after an address that ends its line stays a word."""
+    doc = parse_path(
+        _draw_lines(
+            tmp_path / "address.pdf",
+            [
+                "Requests go to https://privacy.northwind-",
+                "logistics.example/data-subject-requests/form?",
+                "lang=en&source=policy where the DPO team answers",
+                "within a month. The old form at https://intranet.example/",
+                "and its copies are withdrawn.",
+            ],
+        )
+    )
+    assert [p.text for p in doc.paragraphs] == [
+        "Requests go to https://privacy.northwind-logistics.example/data-subject-requests/form?lang=en&source=policy "
+        "where the DPO team answers within a month. The old form at https://intranet.example/ and its copies are "
+        "withdrawn."
+    ]

@@ -1047,6 +1047,11 @@ _WORD_RE = re.compile(r"[a-zà-ÿ]+(?:-[a-zà-ÿ]+)*")
 _LAST_WORD_RE = re.compile(r"([a-zà-ÿ]+)-$", re.IGNORECASE)
 _RANGE_END_RE = re.compile(r"\d[-–]$")
 _WORD_HYPHEN_END_RE = re.compile(r"\w-$")
+#: a web address at a line's end, broken after a character a browser or a word processor breaks it at
+_URL_END_RE = re.compile(r"(?:https?://|www\.)\S*[-/?&=#]$", re.IGNORECASE)
+#: the rest of an address on the next line: no space before a character of a path or a query ("lang=en&…",
+#: "retention/schedule.pdf"); a plain word ("and") is not one
+_URL_REST_RE = re.compile(r"[\w%~+-]*[/?&=#.%]\S*[\w/=&#%~-]")
 
 
 def _join_broken_rows(pages: list[list[_Line]]) -> list[list[_Line]]:
@@ -1125,12 +1130,15 @@ def _join(parts: list[str], text: str, words: set[str] | None = None, *, hyphena
     Word and LibreOffice do not hyphenate by default, so a hyphen at the end of their lines is the word's own. In a
     document its typesetter hyphenated (``hyphenated``, :func:`_hyphenates`), a word the document writes neither
     way is joined too. A range broken after its dash (``"5.24–" + "5.28"``), or a code or compound broken after a hyphen before a digit
-    or a capital (``"NWL-PRO-" + "002"``), is joined without a space."""
+    or a capital (``"NWL-PRO-" + "002"``), is joined without a space, and so is a web address broken after a
+    ``/ ? & = # -`` before the rest of its path or query (``"…/form?" + "lang=en&source=policy"``)."""
     if not parts:
         parts.append(text)
         return
     last = parts[-1]
-    if _HYPHEN_END_RE.search(last) and text[:1].islower():
+    if _URL_END_RE.search(last) and _URL_REST_RE.match(text):  # an address goes on, its hyphen kept
+        parts[-1] = last + text
+    elif _HYPHEN_END_RE.search(last) and text[:1].islower():
         broken = _broken_word(last, text)
         known = words or set()
         whole = broken is not None and broken[0] in known and broken[1] not in known
