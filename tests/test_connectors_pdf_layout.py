@@ -658,3 +658,33 @@ def test_a_web_address_broken_across_lines_is_joined(tmp_path: Path) -> None:
         "where the DPO team answers within a month. The old form at https://intranet.example/ and its copies are "
         "withdrawn."
     ]
+
+
+def test_a_label_value_block_printed_by_a_web_browser_is_read_as_labelled_rows(tmp_path: Path) -> None:
+    """A browser sets a document-control block as a table of two columns: the values start at the column's edge,
+    a few points after the longest label. Only the short labels stood apart by a gap, so the block ran into one
+    paragraph ("Standard number STD-004 Owner Chief Information Security Officer Approval date …")."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    rows = [
+        ("Standard number", "STD-004"),
+        ("Owner", "Chief Information Security Officer"),
+        ("Approval date", "20 January 2025"),
+        ("Next review date", "January 2026"),
+    ]
+    edge = 72 + max(stringWidth(label, "Helvetica", 10) for label, _ in rows) + 3
+    c = canvas.Canvas(str(tmp_path / "control.pdf"), pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+    for i, (label, value) in enumerate(rows):
+        c.drawString(72, 740 - 16.5 * i, label)
+        c.drawString(edge, 740 - 16.5 * i, value)
+    c.drawString(72, 650, "This standard defines four classification levels and the handling rules for each.")
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "control.pdf")
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        *[("table-row", f"{label}: {value}") for label, value in rows],
+        ("paragraph", "This standard defines four classification levels and the handling rules for each."),
+    ]

@@ -533,6 +533,15 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
             left = cell
         return cells
 
+    def edged(cells: list[list[dict[str, Any]]], stops: list[float]) -> bool:
+        """Whether every filled cell after the first starts at its column's edge (within 1 pt), as a browser sets
+        a table's cells; a line of prose meets the edges only by chance."""
+        return all(
+            abs(min(float(w["x0"]) for w in cell) - x) <= 1.0
+            for x, cell in zip(stops[1:], cells[1:], strict=True)
+            if cell
+        )
+
     def rows_above() -> list[_Row]:
         """The rows just above the run that fit its columns: its header, whose cells a web browser centres over
         their columns, and a first row whose cells stand too close to be told apart by their gaps alone."""
@@ -545,8 +554,10 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
             size = statistics.median(float(w["bottom"]) - float(w["top"]) for w in row)
             near = top(below) - bottom(row) <= 2.5 * height and size <= 1.25 * height
             cells = at_stops(row, stops) if near else None
-            # its cells apart by more than a space between words: a line of prose may break at the stops too
-            if cells is None or not _apart(cells, size):
+            # its cells apart by more than a space between words (a line of prose may break at the stops too),
+            # or a label and a value at the column's very edge
+            two = len(stops) == 2 and cells is not None and _label_cell(cells[0]) and edged(cells, stops)
+            if cells is None or not (_apart(cells, size) or two):
                 break
             out.insert(0, (row, cells))
             below = row
@@ -621,7 +632,13 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
             # a row at the run's tab stops, its cells told apart by the stops (a cell may run close to the next
             # one, closer than a gap between cells); two columns need the gap, as label and value; a lone short
             # line after it is no row
-            placed = at_stops(row, stops) if fits and len(stops) > 2 else None
+            placed = at_stops(row, stops) if fits else None
+            if (
+                placed is not None
+                and len(stops) == 2
+                and not (len(cells) <= 2 and _label_cell(placed[0]) and edged(placed, stops))
+            ):  # two columns: a label, and a value at the column's very edge (a browser's), and no third cell
+                placed = None
             if placed is not None:
                 seen.append((row, placed))
                 run.append((row, placed))
