@@ -570,7 +570,8 @@ def test_a_table_printed_by_a_web_browser_is_read_row_by_row(tmp_path: Path) -> 
     """A browser prints an HTML table without rules, centres each cell vertically in its row (a cell of two lines
     stands half a line above and below the one-line cells beside it) and its header cells horizontally over their
     columns, and leaves little room between cells. Its rows were read as lines that mixed the rows, the header as a
-    heading, and two close columns ("2025-02-04 2026-02") as one."""
+    heading, and two close columns ("2025-02-04 2026-02") as one. A row whose cells all have two lines sets them on
+    the same lines, the second closer to the first than the rows are to one another."""
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfbase.pdfmetrics import stringWidth
     from reportlab.pdfgen import canvas
@@ -582,6 +583,8 @@ def test_a_table_printed_by_a_web_browser_is_read_row_by_row(tmp_path: Path) -> 
         [["Job applications of", "unsuccessful candidates"], ["6 months"], ["End of the", "recruitment"],
          ["2025-03-01"], ["2026-03"]],
         [["CCTV footage"], ["28 days"], ["Recording"], ["2025-02-04"], ["2026-02"]],
+        [["Visitor log", "entries"], ["12", "months"], ["Date of", "visit"], ["2025-01-10", "(renewed)"],
+         ["2026-01", "(draft)"]],
     ]  # fmt: skip
     pitch = 11.5  # one line of a cell; rows are 5 pt apart
     c = canvas.Canvas(str(tmp_path / "printed.pdf"), pagesize=A4, invariant=1)

@@ -488,6 +488,7 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
     wrapped: list[int] = []  # lines each row of the run has beyond its first
     above: list[dict[str, Any]] | None = None  # the row before the run's first, when it may be its top line
     seen: list[_Row] = []  # every row read, in order
+    row_gaps: list[float] = []  # the gaps between the run's rows so far
     first = 0  # the run's first row in ``seen``
     taken = 0  # the rows of ``seen`` before this one belong to a table found already
 
@@ -565,6 +566,7 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
 
     def flush() -> None:
         nonlocal taken
+        row_gaps.clear()
         if len(run) < _TEXT_TABLE_ROWS:
             run.clear()
             wrapped.clear()
@@ -623,6 +625,11 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
                 and min(float(w["x0"]) for w in row) >= stops[0] - 6.0
             )
             cols = columns(row, stops) if fits else None
+            gap = top(row) - bottom(prev_row)
+            if cols is None and fits and row_gaps and gap < 0.5 * min(row_gaps) and gap <= 0.3 * height:
+                # closer to the row above than the rows are to one another (a browser pads its rows): the row's
+                # cells go on ("Data Protection" / "Officer"), its first column too
+                cols = [max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0) for w in row]
             if cols is not None:  # cells wrapped onto another line
                 for w, j in zip(row, cols, strict=True):
                     prev_cells[j].append(w)
@@ -640,6 +647,7 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
             ):  # two columns: a label, and a value at the column's very edge (a browser's), and no third cell
                 placed = None
             if placed is not None:
+                row_gaps.append(gap)
                 seen.append((row, placed))
                 run.append((row, placed))
                 wrapped.append(0)
@@ -667,6 +675,8 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
                     cells[j].insert(0, w)
                 row = [*above, *row]
                 first -= 1  # (the line above, read already, is now the run's)
+        if run:
+            row_gaps.append(top(row) - bottom(run[-1][0]))
         seen.append((row, cells))
         run.append((row, cells))
         wrapped.append(0)
