@@ -395,11 +395,17 @@ def _cell_lines(cell: list[dict[str, Any]]) -> str:
     return parts[0] if parts else ""
 
 
+def _column(word: dict[str, Any], stops: list[float]) -> int:
+    """The column a word stands in: the last of ``stops`` it starts at or after (6 pt left of a stop counts); the
+    first for a word left of every stop."""
+    return max((j for j, x in enumerate(stops) if float(word["x0"]) >= x - 6.0), default=0)
+
+
 def _by_stops(row: list[dict[str, Any]], stops: list[float]) -> list[list[dict[str, Any]]]:
-    """A row's words in the columns that start at ``stops`` (a word 6 pt left of a stop is in its column)."""
+    """A row's words in the columns that start at ``stops`` (:func:`_column`)."""
     cells: list[list[dict[str, Any]]] = [[] for _ in stops]
     for w in row:
-        cells[max((j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0), default=0)].append(w)
+        cells[_column(w, stops)].append(w)
     return cells
 
 
@@ -500,12 +506,7 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
 
     def columns(row: list[dict[str, Any]], stops: list[float]) -> list[int] | None:
         """Each word's column by the tab stops, or None when a word stands in the first column."""
-        out = [
-            max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)
-            if float(w["x0"]) >= stops[0] - 6.0
-            else 0
-            for w in row
-        ]
+        out = [_column(w, stops) for w in row]
         return None if 0 in out else out
 
     def at_stops(row: list[dict[str, Any]], stops: list[float]) -> list[list[dict[str, Any]]] | None:
@@ -517,9 +518,7 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
             return None
         if min(float(w["x0"]) for w in row) < stops[0] - 6.0:
             return None
-        cells: list[list[dict[str, Any]]] = [[] for _ in stops]
-        for w in row:
-            cells[max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0)].append(w)
+        cells = _by_stops(row, stops)
         if not cells[0] or sum(1 for c in cells if c) < 2:
             return None
         height = statistics.median(float(w["bottom"]) - float(w["top"]) for w in row)
@@ -629,7 +628,7 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
             if cols is None and fits and row_gaps and gap < 0.5 * min(row_gaps) and gap <= 0.3 * height:
                 # closer to the row above than the rows are to one another (a browser pads its rows): the row's
                 # cells go on ("Data Protection" / "Officer"), its first column too
-                cols = [max(j for j, x in enumerate(stops) if float(w["x0"]) >= x - 6.0) for w in row]
+                cols = [_column(w, stops) for w in row]
             if cols is not None:  # cells wrapped onto another line
                 for w, j in zip(row, cols, strict=True):
                     prev_cells[j].append(w)
