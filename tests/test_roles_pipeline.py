@@ -270,3 +270,32 @@ def test_the_labelled_role_set_builds_and_aligns_completely(tmp_path: Path) -> N
             assert (tmp_path / "out" / "docs" / name).read_bytes() == (
                 tmp_path / "again" / "docs" / name
             ).read_bytes()
+
+
+@pytest.mark.skipif(
+    not Path("/usr/bin/chromium").is_file(),
+    reason="Debian Chromium is missing (apt-get install -y chromium chromium-driver; .ci/run installs it)",
+)
+def test_the_role_set_printed_by_a_browser_reads_its_tables_row_by_row(tmp_path: Path) -> None:
+    """``build_role_set.py --printed-by-browser``: a source rendered as its web page and printed to PDF by the
+    system Chromium; its label/value block and its tables come out one row per paragraph, and every paragraph but
+    the cookie banner's buttons (unlabelled) finds its label."""
+    from compliance.models.roles import align_roles, load_role_set
+
+    builder = _builder()
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(REPO / "tools" / "roles" / "src" / "data-classification-standard.md", src)
+    labels = builder.build_printed(tmp_path / "out", src, browser="/usr/bin/chromium")
+    assert [Path(line["file"]).name for line in labels] == ["data-classification-standard.pdf"]
+    (labelled,) = load_role_set(tmp_path / "out")
+    doc = parse_path(labelled.path)
+    rows = [p.text for p in doc.paragraphs if p.kind == "table-row"]
+    assert "Standard number: STD-004" in rows
+    assert "Level: Public; Meaning: Information approved for release to anyone.; Examples: Published papers, " \
+        "marketing material, job adverts" in rows  # fmt: skip
+    assert any(
+        r.startswith("Activity: Printing; Internal: Allowed; Confidential: Collect at once") for r in rows
+    )
+    gold = align_roles(doc, labelled.pieces)
+    assert [p.text for p, g in zip(doc.paragraphs, gold, strict=True) if g is None] == ["Accept all: Choose"]
