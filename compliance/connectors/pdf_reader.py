@@ -419,17 +419,17 @@ def _apart(cells: list[list[dict[str, Any]]], height: float) -> bool:
     )
 
 
-def _parts_at(rows: list[list[dict[str, Any]]], x: float, height: float) -> bool:
-    """Whether a line at ``x`` crosses no word of ``rows`` and, on every text line with words on both sides of it,
-    runs through a gap of at least half the text height: between two cells, not between two words of a cell."""
-    for row in rows:
-        for line in _rows(row):
-            if any(float(w["x0"]) < x - 1 and float(w["x1"]) > x + 1 for w in line):
-                return False
-            left = [float(w["x1"]) for w in line if float(w["x1"]) <= x + 1]
-            right = [float(w["x0"]) for w in line if float(w["x0"]) >= x - 1]
-            if left and right and min(right) - max(left) < 0.5 * height:
-                return False
+def _parts_at(lines: list[list[tuple[float, float]]], x: float, height: float) -> bool:
+    """Whether a line at ``x`` crosses no word of the text ``lines`` (each a list of its words' ``(x0, x1)``) and,
+    on every line with words on both sides of it, runs through a gap of at least half the text height: between
+    two cells, not between two words of a cell."""
+    for line in lines:
+        if any(x0 < x - 1 and x1 > x + 1 for x0, x1 in line):
+            return False
+        left = [x1 for _, x1 in line if x1 <= x + 1]
+        right = [x0 for x0, _ in line if x0 >= x - 1]
+        if left and right and min(right) - max(left) < 0.5 * height:
+            return False
     return True
 
 
@@ -443,13 +443,14 @@ def _header_stops(rows: list[list[dict[str, Any]]], stops: list[float]) -> list[
     if len(header) <= len(stops):
         return stops
     out = list(stops)
+    lines = [[(float(w["x0"]), float(w["x1"])) for w in line] for row in rows for line in _rows(row)]
     for left, right in itertools.pairwise(header):
         lo = max(float(w["x1"]) for w in left)
         hi = min(float(w["x0"]) for w in right)
         if any(lo - 6.0 < x <= hi + 6.0 for x in out):
             continue
         x = hi
-        while x > lo and not _parts_at(rows, x, height):
+        while x > lo and not _parts_at(lines, x, height):
             x -= 0.5
         if x <= lo:
             continue
