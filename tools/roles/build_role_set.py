@@ -592,13 +592,38 @@ def print_with_browser(html: Path, pdf: Path, browser: str = "chromium") -> None
     )  # fmt: skip
 
 
-def build_printed(out: Path, src: Path = SRC, browser: str = "chromium") -> list[dict[str, Any]]:
-    """Every source as its web page (:func:`build_html`) printed to PDF by ``browser`` into ``out/docs``, and
-    ``out/labels.jsonl`` (the site's menu and banner labelled as furniture, as for ``html`` sources)."""
+def _fresh_docs(out: Path) -> Path:
+    """``out/docs``, emptied."""
     docs = out / "docs"
     if docs.exists():
         shutil.rmtree(docs)
     docs.mkdir(parents=True)
+    return docs
+
+
+def _label_line(
+    file: str, source: Source, split: str | None = None, style: str | None = None
+) -> dict[str, Any]:
+    """The ``labels.jsonl`` line of one document: its file, split, style and labelled pieces (split and style:
+    the source's own unless given)."""
+    return {
+        "file": file,
+        "split": split or source.split,
+        "style": source.meta.get("style", "") if style is None else style,
+        "pieces": source.pieces(),
+    }
+
+
+def _write_labels(out: Path, labels: list[dict[str, Any]]) -> None:
+    with (out / "labels.jsonl").open("w", encoding="utf-8") as fh:
+        for line in labels:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def build_printed(out: Path, src: Path = SRC, browser: str = "chromium") -> list[dict[str, Any]]:
+    """Every source as its web page (:func:`build_html`) printed to PDF by ``browser`` into ``out/docs``, and
+    ``out/labels.jsonl`` (the site's menu and banner labelled as furniture, as for ``html`` sources)."""
+    docs = _fresh_docs(out)
     labels: list[dict[str, Any]] = []
     for path in sorted(src.glob("*.md")):
         source = parse_source(path)
@@ -608,52 +633,25 @@ def build_printed(out: Path, src: Path = SRC, browser: str = "chromium") -> list
         pdf = docs / f"{source.name}.pdf"
         print_with_browser(page, pdf, browser)
         page.unlink()
-        labels.append(
-            {
-                "file": f"docs/{pdf.name}",
-                "split": source.split,
-                "style": source.meta.get("style", ""),
-                "pieces": source.pieces(),
-            }
-        )
-    with (out / "labels.jsonl").open("w", encoding="utf-8") as fh:
-        for line in labels:
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        labels.append(_label_line(f"docs/{pdf.name}", source))
+    _write_labels(out, labels)
     return labels
 
 
 def build_all(out: Path = OUT, src: Path = SRC) -> list[dict[str, Any]]:
     """Render every source into ``out/docs`` and write ``out/labels.jsonl``; return the label lines."""
-    docs = out / "docs"
-    if docs.exists():
-        shutil.rmtree(docs)
-    docs.mkdir(parents=True)
+    docs = _fresh_docs(out)
     labels: list[dict[str, Any]] = []
     for path in sorted(src.glob("*.md")):
         source = parse_source(path)
         name, data = build(source)
         (docs / name).write_bytes(data)
-        labels.append(
-            {
-                "file": f"docs/{name}",
-                "split": source.split,
-                "style": source.meta.get("style", ""),
-                "pieces": source.pieces(),
-            }
-        )
+        labels.append(_label_line(f"docs/{name}", source))
     for path in sorted((src / "examples").glob("*.md")):
         source = parse_source(path)
-        labels.append(
-            {
-                "file": str((ROOT / source.meta["file"]).resolve()),
-                "split": "demo",
-                "style": "sample policy",
-                "pieces": source.pieces(),
-            }
-        )
-    with (out / "labels.jsonl").open("w", encoding="utf-8") as fh:
-        for line in labels:
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        file = str((ROOT / source.meta["file"]).resolve())
+        labels.append(_label_line(file, source, split="demo", style="sample policy"))
+    _write_labels(out, labels)
     return labels
 
 
