@@ -3,6 +3,7 @@
 Every connector turns its format into a flat sequence of :class:`Block` (headings, paragraphs, list items, table
 rows, in reading order). :func:`assemble` does the rest, identically for every format:
 
+0. a table of contents typed or converted as text is left out (:mod:`compliance.connectors.contents`);
 1. headings build the ``heading_path`` of what follows (a heading of level *n* closes those of level >= *n*);
 2. consecutive list items become one ``"list"`` segment, together with the lead-in paragraph right before them
    when that paragraph ends with ``":"``; a list with no lead-in whose items are all enumerated sentences
@@ -28,6 +29,7 @@ from pathlib import PurePath
 from typing import Literal
 
 from compliance.connectors.config import TOKEN_RE, SplitConfig, count_tokens
+from compliance.connectors.contents import contents_items
 from compliance.connectors.document import Paragraph, ParagraphKind, ParagraphRole, ParsedDocument
 from compliance.text import clean_text
 
@@ -447,6 +449,9 @@ def assemble(
         (:func:`compliance.connectors.roles.assign_roles` over this one document, structure features only; none
         when ``config.assign_roles`` is off).
     """
+    blocks = list(blocks)
+    if contents := contents_items([b.text for b in blocks]):  # a table of contents typed or converted as text
+        blocks = [b for i, b in enumerate(blocks) if i not in contents]
     segments = _segments(blocks)
     parts: list[str] = []
     pos = 0

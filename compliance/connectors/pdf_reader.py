@@ -55,6 +55,7 @@ from compliance.connectors.assemble import (
     typed_heading_depth,
 )
 from compliance.connectors.config import SplitConfig
+from compliance.connectors.contents import contents_items
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.pdf_guard import bounded_inflate, check_page_count
 from compliance.connectors.safety import check_paragraph_count, check_size
@@ -1118,6 +1119,21 @@ def _join_broken_rows(pages: list[list[_Line]]) -> list[list[_Line]]:
     return pages
 
 
+def _without_contents(pages: list[list[_Line]]) -> list[list[_Line]]:
+    """The pages without the document's table of contents (:func:`compliance.connectors.contents.contents_items`):
+    its entries, with a leader or under a contents heading, are a line each, or one table read from their tab
+    stops ("1. Purpose" | "2")."""
+    body = [ln for lines in pages for ln in lines if not ln.furniture]
+    texts = [
+        ln.text if ln.table is None else "\n".join(" ".join(c for c in row if c) for row in ln.table)
+        for ln in body
+    ]
+    dropped = {id(body[i]) for i in contents_items(texts)}
+    if not dropped:
+        return pages
+    return [[ln for ln in lines if id(ln) not in dropped] for lines in pages]
+
+
 def _words(lines: Iterable[str]) -> set[str]:
     """The lower-cased words (hyphenated compounds whole) of some text, for :func:`_join`."""
     return {w for line in lines for w in _WORD_RE.findall(line.lower())}
@@ -1441,6 +1457,7 @@ def parse_pdf(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     pages = _drop_running_lines(pages)
     _mark_margin_lines(pages)
     pages = _join_broken_rows(pages)
+    pages = _without_contents(pages)
     blocks = list(_blocks(pages))
     check_paragraph_count(len(blocks), source, config)
     if not blocks:
