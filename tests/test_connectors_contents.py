@@ -16,7 +16,12 @@ _ENTRIES = [
     (0, "2. Scope", 2),
     (1, "2.1 Systems in scope", 2),
     (0, "3. Roles and responsibilities", 3),
-    (0, "4. Incident management and notification of personal data breaches to the", 5, "supervisory authority"),
+    (
+        0,
+        "4. Incident management and notification of personal data breaches to the",
+        5,
+        "supervisory authority",
+    ),
     (0, "5. Records", 6),
 ]
 _PURPOSE = "This policy sets out how the company protects the personal data it processes."
@@ -94,7 +99,9 @@ def test_a_table_of_contents_typed_in_a_word_document_is_left_out(tmp_path: Path
 def test_a_table_of_contents_in_text_converted_from_a_pdf_is_left_out(tmp_path: Path) -> None:
     entries = "\n".join(f"{title} {'.' * 40} {page}" for _level, title, page, *_ in _ENTRIES)
     path = tmp_path / "policy.txt"
-    path.write_text(f"DATA PROTECTION POLICY\n\n{entries}\n\n1. PURPOSE\n\n{_PURPOSE}\n\n2. SCOPE\n\n{_SCOPE}\n")
+    path.write_text(
+        f"DATA PROTECTION POLICY\n\n{entries}\n\n1. PURPOSE\n\n{_PURPOSE}\n\n2. SCOPE\n\n{_SCOPE}\n"
+    )
     doc = parse_path(path)
     assert [p.text for p in doc.paragraphs if p.kind != "heading"] == [_PURPOSE, _SCOPE]
 
