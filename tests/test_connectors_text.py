@@ -462,3 +462,16 @@ def test_markdown_fill_in_blanks_are_text() -> None:
     ]
     fenced = "```\ncode ____ stays\n```"
     assert _blanks_as_text(fenced) == fenced
+
+
+def test_markdown_key_value_table_with_an_empty_header_row() -> None:
+    # Markdown needs a header row, so a key/value table is written with an empty one: its rows are data, the
+    # first of them no header
+    md = b"| | |\n|---|---|\n| Document ID | ISP-001 |\n| Owner | CISO |\n| Classification | Internal |\n"
+    doc = parse_bytes(md, "policy.md")
+    assert [p.text for p in doc.paragraphs] == [
+        "Document ID: ISP-001",
+        "Owner: CISO",
+        "Classification: Internal",
+    ]
+    assert {p.role for p in doc.paragraphs} == {"metadata"}

@@ -164,6 +164,8 @@ def table_blocks(
         page: Page number for every row.
     """
     rows = [[" ".join(str(c or "").split()) for c in row] for row in grid]
+    if header and rows and not any(rows[0]):
+        header = False  # an empty header row (a Markdown key/value table has to have one): the rows are data
     rows = [row for row in rows if any(row)]
     if not rows:
         return []
