@@ -691,3 +691,35 @@ def test_a_label_value_block_printed_by_a_web_browser_is_read_as_labelled_rows(t
         *[("table-row", f"{label}: {value}") for label, value in rows],
         ("paragraph", "This standard defines four classification levels and the handling rules for each."),
     ]
+
+
+def test_one_line_paragraphs_set_apart_by_space_stay_apart(tmp_path: Path) -> None:
+    """A short note of one-line paragraphs, 10 pt of space after each, as a word processor prints it: most gaps
+    between its lines are gaps between paragraphs, and the reader took them for its line spacing, so the note ran
+    together two paragraphs at a time. The gap where a sentence wraps (its next word did not fit) says what a
+    line's gap is."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    paragraphs = [
+        ["Recordings of customer service calls are deleted automatically after 30 days."],
+        ["Chat transcripts are kept for 12 months to handle complaints and are then", "anonymised."],
+        ["Complaint files are kept for three years after the complaint is closed."],
+        ["These periods were agreed with the Data Protection Officer in 2024."],
+    ]
+    path = tmp_path / "note.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.setFont("Helvetica-Bold", 14)
+    c.drawString(72, 770, "Retention rules for customer service")
+    c.setFont("Helvetica", 11)
+    y = 740.0
+    for lines in paragraphs:
+        for line in lines:
+            c.drawString(72, y, line)
+            y -= 14
+        y -= 10
+    c.showPage()
+    c.save()
+    doc = parse_path(path)
+    b.check_invariants(doc)
+    assert [p.text for p in doc.paragraphs] == [" ".join(lines) for lines in paragraphs]

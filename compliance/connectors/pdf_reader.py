@@ -1249,20 +1249,6 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     if title_size is not None:
         level_of[title_size] = 0
 
-    gaps: list[float] = []
-    heights: list[float] = []
-    for lines in pages:
-        text_lines = [ln for ln in lines if ln.table is None and not ln.furniture]
-        for a, b in itertools.pairwise(text_lines):
-            same_column = (a.band, a.col) == (b.band, b.col)
-            if same_column and heading_size(a) is None and heading_size(b) is None and b.top > a.top:
-                gaps.append(max(0.0, b.top - a.bottom))
-        heights.extend(ln.bottom - ln.top for ln in text_lines)
-        gaps.extend(g for ln in lines if ln.table is not None for g in ln.gaps)
-    # the lower quartile: gaps inside paragraphs outnumber the gaps between them, even in short documents
-    typical_gap = sorted(gaps)[len(gaps) // 4] if gaps else 2.0
-    typical_height = statistics.median(heights) if heights else body_size
-    para_gap = max(typical_gap * 1.8, typical_gap + 0.5 * typical_height)
     # the text edges of each column (the full width, the left and the right column of two-column bands)
     left: dict[int, float] = {}
     right: dict[int, float] = {}
@@ -1271,6 +1257,26 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
             left[ln.col] = min(left.get(ln.col, ln.x0), ln.x0)
             right[ln.col] = max(right.get(ln.col, ln.x1), ln.x1)
 
+    gaps: list[float] = []
+    wraps: list[float] = []  # the gaps where a sentence goes on because its next word did not fit
+    heights: list[float] = []
+    for lines in pages:
+        text_lines = [ln for ln in lines if ln.table is None and not ln.furniture]
+        for a, b in itertools.pairwise(text_lines):
+            same_column = (a.band, a.col) == (b.band, b.col)
+            if same_column and heading_size(a) is None and heading_size(b) is None and b.top > a.top:
+                gaps.append(max(0.0, b.top - a.bottom))
+                if a.text[-1:] not in ".!?:;" and _wrapped(a, b, right.get(a.col)):
+                    wraps.append(gaps[-1])
+        heights.extend(ln.bottom - ln.top for ln in text_lines)
+        gaps.extend(g for ln in lines if ln.table is not None for g in ln.gaps)
+    # the lower quartile: gaps inside paragraphs outnumber the gaps between them, in most documents; in a short
+    # one of one-line paragraphs they do not, and the gaps where a sentence wraps say what a line's gap is
+    typical_gap = sorted(gaps)[len(gaps) // 4] if gaps else 2.0
+    if wraps:
+        typical_gap = min(typical_gap, statistics.median(wraps))
+    typical_height = statistics.median(heights) if heights else body_size
+    para_gap = max(typical_gap * 1.8, typical_gap + 0.5 * typical_height)
     current: _Open | None = None
     heading: tuple[float, list[_Line]] | None = None
     last_table: tuple[list[str] | None, int] | None = None  # (header, columns) of a table that may continue
