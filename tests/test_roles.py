@@ -255,6 +255,31 @@ The objective of this standard is to keep critical services running through a di
     assert roles[doc.paragraphs[target].text] == "statement"
 
 
+def test_a_quick_reference_is_no_section_of_references() -> None:
+    """A one-page "Password Quick Reference" printed from its web page keeps its title as a heading, and the
+    section cue for references read "Reference" in it: its rules became references, not mapped. A section of
+    references ("References", "Normative references", "Reference documents", "Related policies") still is one."""
+    doc = parse_bytes(
+        b"""# Acme Corp
+
+## Password and Passphrase Quick Reference
+
+Use a passphrase of at least four random words or fifteen characters for your Acme account.
+
+Never use your Acme password on any other website or service, and never write it down unencrypted.
+
+Store all work passwords in the company password manager; browser password storage is disabled on managed devices.
+""",
+        "quick-reference.md",
+    )
+    cue = FEATURE_NAMES.index("sec_references")
+    assert not np.asarray(document_features(doc))[:, cue].any()
+    assert {p.role for p in doc.paragraphs} == {"statement"}
+    for heading in ("References", "3 Normative references", "Reference documents", "Related policies"):
+        listed = parse_bytes(f"# Policy\n\n## {heading}\n\nISO/IEC 27001:2022\n".encode(), "refs.md")
+        assert np.asarray(document_features(listed))[0, cue] > 0
+
+
 POINTER_DOC = b"""# Physical Security Standard
 
 ## Camera surveillance

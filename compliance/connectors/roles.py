@@ -205,7 +205,13 @@ _SECTION_CUES: dict[str, re.Pattern[str]] = {
         r"document control|revision|version|history|change log|changelog|approval|sign-?off|about this document",
         re.IGNORECASE,
     ),
-    "sec_references": re.compile(r"reference|related|see also|further information|contact", re.IGNORECASE),
+    # a section of references ("References", "Normative references", "Reference documents"), not a document that
+    # is one ("Password Quick Reference", a reference guide): what it holds is the document's own text
+    "sec_references": re.compile(
+        r"\breferenc(?:es|ed)\b|^(?:[\d.]+\s+)?reference\b|\breference (?:documents?|materials?|list)|related|see also|"
+        r"further information|contact",
+        re.IGNORECASE,
+    ),
     "sec_intro": re.compile(
         r"purpose|scope|introduction|overview|background|about|objective|why", re.IGNORECASE
     ),
