@@ -299,3 +299,34 @@ def test_the_role_set_printed_by_a_browser_reads_its_tables_row_by_row(tmp_path:
     )
     gold = align_roles(doc, labelled.pieces)
     assert [p.text for p, g in zip(doc.paragraphs, gold, strict=True) if g is None] == ["Accept all: Choose"]
+
+
+@pytest.mark.skipif(
+    shutil.which("soffice") is None,
+    reason="LibreOffice is missing (apt-get install -y libreoffice-writer-nogui; .ci/run installs it)",
+)
+def test_the_role_set_saved_as_pdf_by_a_word_processor_reads_as_its_word_documents(tmp_path: Path) -> None:
+    """``build_role_set.py --printed-by-word-processor``: sources written as Word documents and saved as PDF by
+    LibreOffice read as the Word documents do, but for the page header and footer the PDF carries as furniture —
+    the one-line paragraphs of a short note too, set apart by space after each rather than by blank lines — and
+    every paragraph finds its label and the role it was given."""
+    from compliance.models.roles import align_roles, load_role_set
+
+    builder = _builder()
+    src = tmp_path / "src"
+    src.mkdir()
+    names = ["data-classification-standard", "password-quick-reference", "retention-rules"]
+    for name in names:
+        shutil.copy(REPO / "tools" / "roles" / "src" / f"{name}.md", src)
+    labels = builder.build_word_printed(tmp_path / "out", src, office=shutil.which("soffice") or "soffice")
+    assert [Path(line["file"]).name for line in labels] == [f"{name}.pdf" for name in names]
+    for labelled in load_role_set(tmp_path / "out"):
+        source = builder.parse_source(src / f"{labelled.path.stem}.md")
+        word = parse_bytes(builder.build_docx(source), f"{labelled.path.stem}.docx")
+        pdf = parse_path(labelled.path)
+        assert [p.text for p in pdf.paragraphs if p.role != "furniture"] == [
+            p.text for p in word.paragraphs if p.role != "furniture"
+        ]
+        gold = align_roles(pdf, labelled.pieces)
+        assert None not in gold
+        assert [p.role for p in pdf.paragraphs] == gold

@@ -20,11 +20,17 @@ the system Chromium (``chromium --headless --print-to-pdf``), as an intranet pag
 without rules, their cells centred, bullets drawn as shapes (docs/roles.md). That set is not deterministic
 (Chromium's version decides the layout) and is not what the role model trains on.
 
+``--printed-by-word-processor`` renders every source as its Word document and saves it as PDF with LibreOffice
+(``soffice --headless --convert-to pdf``), as a policy written in Word and published as PDF comes: the page header
+and footer on every page, paragraphs set apart by space after them rather than by blank lines (docs/roles.md).
+Like the browser's, that set depends on the office's version and is not trained on.
+
 Usage::
 
     python tools/roles/build_role_set.py                 # writes var/role-set/
     python tools/roles/build_role_set.py --out DIR
     python tools/roles/build_role_set.py --printed-by-browser --out var/role-set-browser
+    python tools/roles/build_role_set.py --printed-by-word-processor --out var/role-set-office
 """
 
 from __future__ import annotations
@@ -638,6 +644,41 @@ def build_printed(out: Path, src: Path = SRC, browser: str = "chromium") -> list
     return labels
 
 
+def print_with_word_processor(docs: list[Path], out_dir: Path, office: str = "soffice") -> None:
+    """Each of ``docs`` (.docx) converted to PDF into ``out_dir`` by a headless LibreOffice, as a word processor's
+    "Save as PDF" prints it (a private profile, so that a running office is left alone)."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run(
+            [office, f"-env:UserInstallation={Path(profile).as_uri()}", "--headless", "--convert-to", "pdf",
+             "--outdir", str(out_dir), *(str(d) for d in docs)],
+            check=True, capture_output=True, timeout=600,
+        )  # fmt: skip
+
+
+def build_word_printed(out: Path, src: Path = SRC, office: str = "soffice") -> list[dict[str, Any]]:
+    """Every source as a Word document (:func:`build_docx`) saved as PDF by ``office`` into ``out/docs``, and
+    ``out/labels.jsonl`` (the labels of the source, whatever its own format)."""
+    docs = _fresh_docs(out)
+    labels: list[dict[str, Any]] = []
+    written: list[Path] = []
+    for path in sorted(src.glob("*.md")):
+        source = parse_source(path)
+        source.meta["format"] = "docx"
+        docx = docs / f"{source.name}.docx"
+        docx.write_bytes(build_docx(source))
+        written.append(docx)
+        labels.append(_label_line(f"docs/{source.name}.pdf", source))
+    if written:
+        print_with_word_processor(written, docs, office)
+    for docx in written:
+        docx.unlink()
+    _write_labels(out, labels)
+    return labels
+
+
 def build_all(out: Path = OUT, src: Path = SRC) -> list[dict[str, Any]]:
     """Render every source into ``out/docs`` and write ``out/labels.jsonl``; return the label lines."""
     docs = _fresh_docs(out)
@@ -665,8 +706,19 @@ def main(argv: list[str] | None = None) -> int:
         help="every source as a web page printed to PDF by the system Chromium (needs chromium)",
     )
     parser.add_argument("--browser", default="chromium", help="the Chromium executable (default: chromium)")
+    parser.add_argument(
+        "--printed-by-word-processor",
+        action="store_true",
+        help="every source as a Word document saved as PDF by LibreOffice (needs soffice)",
+    )
+    parser.add_argument("--office", default="soffice", help="the LibreOffice executable (default: soffice)")
     args = parser.parse_args(argv)
-    labels = build_printed(args.out, browser=args.browser) if args.printed_by_browser else build_all(args.out)
+    if args.printed_by_browser:
+        labels = build_printed(args.out, browser=args.browser)
+    elif args.printed_by_word_processor:
+        labels = build_word_printed(args.out, office=args.office)
+    else:
+        labels = build_all(args.out)
     splits: dict[str, int] = {}
     for line in labels:
         splits[line["split"]] = splits.get(line["split"], 0) + 1
