@@ -78,12 +78,15 @@ def test_a_pdf_table_of_contents_is_left_out(tmp_path: Path, leader: bool, bold:
     assert heading not in doc.text and "Records" not in doc.text and "supervisory authority" not in doc.text
 
 
-def test_a_table_of_contents_typed_in_a_word_document_is_left_out(tmp_path: Path) -> None:
+@pytest.mark.parametrize("style", ["Heading 1", "TOC Heading"])
+def test_a_table_of_contents_typed_in_a_word_document_is_left_out(tmp_path: Path, style: str) -> None:
+    """Typed by hand under a heading, or under Word's own "TOC Heading" (which the reader dropped with the TOC
+    styles' entries, so that nothing said the typed entries were any)."""
     import docx
 
     d = docx.Document()
     d.add_paragraph("Data Protection Policy", style="Title")
-    d.add_heading("Contents", level=1)
+    d.add_paragraph("Contents", style=style)
     for _level, title, page, *wrapped in _ENTRIES:
         d.add_paragraph(" ".join([title, *wrapped]) + f"\t{page}")  # typed by hand, a tab before the page
     d.add_heading("1. Purpose", level=1)
@@ -94,6 +97,26 @@ def test_a_table_of_contents_typed_in_a_word_document_is_left_out(tmp_path: Path
     doc = parse_path(tmp_path / "policy.docx")
     b.check_invariants(doc)
     assert [(p.heading_path, p.text) for p in doc.paragraphs] == _BODY
+
+
+def test_the_entries_of_words_own_table_of_contents_are_left_out_and_its_heading_is_a_heading(
+    tmp_path: Path,
+) -> None:
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    d = docx.Document()
+    for name in ("toc 1", "toc 2"):
+        d.styles.add_style(name, WD_STYLE_TYPE.PARAGRAPH)
+    d.add_paragraph("Contents", style="TOC Heading")
+    for level, title, page, *_ in _ENTRIES:
+        d.add_paragraph(f"{title}\t{page}", style=f"toc {level + 1}")
+    d.add_heading("1. Purpose", level=1)
+    d.add_paragraph(_PURPOSE)
+    d.save(str(tmp_path / "policy.docx"))
+    doc = parse_path(tmp_path / "policy.docx")
+    assert [(p.heading_path, p.text) for p in doc.paragraphs] == _BODY[:1]
+    assert doc.text.startswith("Contents\n\n1. Purpose")  # the heading heads nothing, and is no paragraph
 
 
 def test_a_table_of_contents_in_text_converted_from_a_pdf_is_left_out(tmp_path: Path) -> None:

@@ -235,9 +235,11 @@ def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | 
         return None
     ppr = p.find(_w("pPr"))
     info = styles.info(_val(ppr, "pStyle"))
-    if info.name.lower().startswith("toc"):
-        return None
-    heading = info.heading
+    if re.fullmatch(r"toc\s*\d", info.name.lower()):
+        return None  # an entry of Word's table of contents (styles "toc 1" … "toc 9")
+    heading = (
+        1 if info.name.lower() == "toc heading" else info.heading
+    )  # its heading: one that entries may follow
     if (lvl := _val(ppr, "outlineLvl")) is not None and lvl.isdigit() and int(lvl) < 9:
         heading = int(lvl) + 1
     num_id, ilvl = info.num_id, info.ilvl
