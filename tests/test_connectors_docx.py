@@ -369,3 +369,27 @@ def test_a_data_table_with_header_cells_in_a_heading_style_stays_a_table(tmp_pat
         ("table-row", "Record: Invoices; Period: 10 years; Trigger: End of year"),
         ("table-row", "Record: CCTV; Period: 30 days; Trigger: Recording"),
     ]
+
+
+def test_superscript_reference_marks_of_notes_are_left_out(tmp_path: Path) -> None:
+    """A run set as a superscript that holds only a note's mark ("72 hours¹", "Article 33²˒³") glued to the word
+    ("hours1", "Article 332,3"); it is left out, and a raised "st" of "1st" stays."""
+    import docx
+
+    d = docx.Document()
+    p = d.add_paragraph("Breaches are notified within 72 hours")
+    for text, raised in [
+        ("1", True),
+        (", as Article 33", False),
+        ("2,3", True),
+        (" requires; exercises take place on the 1", False),
+        ("st", True),
+        (" day of each quarter.", False),
+    ]:
+        p.add_run(text).font.superscript = raised
+    d.save(str(tmp_path / "notes.docx"))
+    doc = parse_path(tmp_path / "notes.docx")
+    assert [x.text for x in doc.paragraphs] == [
+        "Breaches are notified within 72 hours, as Article 33 requires; exercises take place on the 1st day of "
+        "each quarter."
+    ]

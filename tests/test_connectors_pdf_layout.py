@@ -723,3 +723,61 @@ def test_one_line_paragraphs_set_apart_by_space_stay_apart(tmp_path: Path) -> No
     doc = parse_path(path)
     b.check_invariants(doc)
     assert [p.text for p in doc.paragraphs] == [" ".join(lines) for lines in paragraphs]
+
+
+def test_the_reference_marks_of_footnotes_are_left_out_and_the_notes_kept(tmp_path: Path) -> None:
+    """A raised, smaller digit after a word is a footnote's reference mark: read as text it glued to the word
+    ("persons.1", "Article 332."). It is left out, with the space the reader put where it stood; a raised letter
+    ("1st") and the footnote's own number at the foot of the page, on its baseline, stay."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "notes.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.setFont("Helvetica-Bold", 13)
+    c.drawString(72, 770, "1. Data breaches")
+    c.setFont("Helvetica", 11)
+    c.drawString(
+        72, 745, "The Data Protection Officer notifies the supervisory authority of a personal data breach"
+    )
+    for y, runs in [
+        (
+            731,
+            [
+                ("within 72 hours, as Article 33", False),
+                ("1", True),
+                (" requires, unless it is unlikely", False),
+            ],
+        ),
+        (
+            717,
+            [
+                ("to result in a risk to natural persons.", False),
+                ("2,3", True),
+                (" Exercises take place on the 1", False),
+                ("st", True),
+                (" day of each quarter.", False),
+            ],
+        ),
+    ]:
+        t = c.beginText(72, y)
+        for text, raised in runs:
+            t.setFont("Helvetica", 7 if raised else 11)
+            t.setRise(4 if raised else 0)
+            t.textOut(text)
+        c.drawText(t)
+    c.setFont("Helvetica", 8)
+    c.drawString(72, 90, "1 Regulation (EU) 2016/679 (General Data Protection Regulation).")
+    c.drawString(72, 78, "2 See the EDPB Guidelines 9/2022 on personal data breach notification.")
+    c.showPage()
+    c.save()
+    doc = parse_path(path)
+    b.check_invariants(doc)
+    assert doc.paragraphs[0].text == (
+        "The Data Protection Officer notifies the supervisory authority of a personal data breach within 72 hours, "
+        "as Article 33 requires, unless it is unlikely to result in a risk to natural persons. Exercises take place "
+        "on the 1st day of each quarter."
+    )
+    notes = [p.text for p in doc.paragraphs[1:]]
+    assert "1 Regulation (EU) 2016/679 (General Data Protection Regulation)." in " ".join(notes)
+    assert "2 See the EDPB Guidelines 9/2022" in " ".join(notes)

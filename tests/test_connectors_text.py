@@ -475,3 +475,21 @@ def test_markdown_key_value_table_with_an_empty_header_row() -> None:
         "Classification: Internal",
     ]
     assert {p.role for p in doc.paragraphs} == {"metadata"}
+
+
+def test_reference_marks_of_notes_are_no_text_in_html_and_markdown() -> None:
+    html = (
+        b"<html><body><h1>Breaches</h1><p>Breaches are notified within 72 hours<sup>1</sup>, as Article 33"
+        b"<sup><a href='#fn2'>[2]</a></sup> requires, on the 1<sup>st</sup> day at the latest.</p></body></html>"
+    )
+    assert [p.text for p in parse_bytes(html, "notes.html").paragraphs] == [
+        "Breaches are notified within 72 hours, as Article 33 requires, on the 1st day at the latest."
+    ]
+    md = (
+        b"# Breaches\n\nBreaches are notified within 72 hours[^1], as Article 33[^gdpr] requires.\n\n"
+        b"[^1]: Regulation (EU) 2016/679.\n[^gdpr]: See the EDPB guidelines.\n"
+    )
+    assert [p.text for p in parse_bytes(md, "notes.md").paragraphs] == [
+        "Breaches are notified within 72 hours, as Article 33 requires.",
+        "Regulation (EU) 2016/679. See the EDPB guidelines.",  # the notes stay, without their labels
+    ]

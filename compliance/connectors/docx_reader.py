@@ -40,6 +40,20 @@ def _val(el: Any, tag: str) -> str | None:
     return None if child is None else child.get(_w("val"))
 
 
+_NOTE_MARK_RE = re.compile(r"[\d*†‡,]+")
+
+
+def _note_mark(run: Any) -> bool:
+    """A run set as a superscript that holds only a note's reference mark ("… within 72 hours¹", "Article 33²"):
+    no text of the paragraph (a raised "st" of "1st" is)."""
+    rpr = run.find(_w("rPr"))
+    align = rpr.find(_w("vertAlign")) if rpr is not None else None
+    if align is None or align.get(_w("val")) != "superscript":
+        return False
+    text = "".join(t.text or "" for t in run.iter(_w("t")))
+    return bool(_NOTE_MARK_RE.fullmatch(text.strip()))
+
+
 def run_text(el: Any, *, into_tables: bool = False) -> str:
     """Visible text of a paragraph (or any element), skipping text boxes, deletions and fallbacks."""
     out: list[str] = []
@@ -50,6 +64,8 @@ def run_text(el: Any, *, into_tables: bool = False) -> str:
             if not isinstance(tag, str) or tag in _SKIP:
                 continue
             if tag in _NESTED_BLOCKS and not into_tables:
+                continue
+            if tag == _w("r") and _note_mark(child):
                 continue
             if tag == _w("t"):
                 # text plus the tails of any (unresolved) entity references inside

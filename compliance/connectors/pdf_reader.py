@@ -859,6 +859,77 @@ def _without_tilted_text(page: Any) -> Any:
     return page.filter(lambda obj: obj.get("object_type") != "char" or _horizontal(obj))
 
 
+#: the characters a note's reference mark is set in (a digit, an asterisk, a dagger)
+_NOTE_MARKS = frozenset("0123456789*†‡")
+
+
+def _note_marks(chars: Sequence[dict[str, Any]]) -> set[int]:
+    """The ``id`` of each character of the reference marks of notes: a digit, ``*``, ``†`` or ``‡`` in a font at
+    most 0.8 of the character just before it on its line, raised above that character's baseline by at least a
+    sixth of its size, and right after it (a footnote's "… natural persons.¹ Each breach …", "Article 33²", which
+    a reader takes for "persons.1" and "Article 332"). A smaller number on the baseline (a footnote's own number at
+    the page's foot, small print) is text; so is a raised letter ("1st")."""
+    marks: set[int] = set()
+    largest = max((float(c.get("size", 0.0)) for c in chars), default=0.0)
+    candidates = [
+        c for c in chars if c.get("text") in _NOTE_MARKS and float(c.get("size", 0.0)) <= 0.8 * largest
+    ]
+    if not candidates:
+        return marks
+    by_band: dict[int, list[dict[str, Any]]] = {}
+    for c in chars:
+        by_band.setdefault(int(float(c["bottom"]) // 10), []).append(c)
+    found: list[dict[str, Any]] = []
+    for c in candidates:
+        size, x0, bottom = float(c.get("size", 0.0)), float(c["x0"]), float(c["bottom"])
+        band = int(bottom // 10)
+        for near in (*by_band.get(band, ()), *by_band.get(band + 1, ()), *by_band.get(band + 2, ())):
+            before_size = float(near.get("size", 0.0))
+            if (
+                str(near.get("text", "")).strip()
+                and size <= 0.8 * before_size
+                and -1.0 <= x0 - float(near["x1"]) <= 1.5
+                and float(near["bottom"]) - bottom >= before_size / 6
+                and float(near["top"]) < bottom
+            ):
+                marks.add(id(c))
+                found.append(c)
+                break
+    # a mark of several characters ("12", "2,3"): each character right after a mark on its baseline
+    following = [
+        c
+        for c in chars
+        if c.get("text") in _NOTE_MARKS | {","} and float(c.get("size", 0.0)) <= 0.8 * largest
+    ]
+    while found:
+        found = [
+            c
+            for c in following
+            if id(c) not in marks
+            and any(
+                -0.5 <= float(c["x0"]) - float(m["x1"]) <= 0.5
+                and abs(float(m["bottom"]) - float(c["bottom"])) < 0.5
+                for m in found
+            )
+        ]
+        marks.update(id(c) for c in found)
+    return marks
+
+
+def _without_note_marks(page: Any) -> tuple[Any, list[tuple[float, float, float]]]:
+    """The page without the reference marks of its notes (:func:`_note_marks`; the notes themselves stay), and
+    where each mark stood: ``(x, top, bottom)``."""
+    marks = _note_marks(page.chars)
+    if not marks:
+        return page, []
+    where = [(float(c["x0"]), float(c["top"]), float(c["bottom"])) for c in page.chars if id(c) in marks]
+    return page.filter(lambda obj: obj.get("object_type") != "char" or id(obj) not in marks), where
+
+
+#: a space the reader put where a mark stood before a full stop, comma or bracket ("Article 33 ." for "Article 33².")
+_SPACE_BEFORE_STOP_RE = re.compile(r" (?=[.,;:)\]])")
+
+
 def _right_angle(char: dict[str, Any]) -> int | None:
     """The right angle (0, 90, 180 or 270 degrees, counter-clockwise) a character's text matrix turns it by,
     within 3°; None for any other angle."""
@@ -911,7 +982,7 @@ def _x_tolerance(page: Any) -> float:
 def _page_lines(page: Any, number: int) -> list[_Line]:
     """Text lines of a page in reading order; each ruled table is one pseudo-line carrying its cells. Turned
     text (a watermark) is left out (:func:`_without_tilted_text`)."""
-    page = _without_tilted_text(page)
+    page, marks = _without_note_marks(_without_tilted_text(page))
     x0, y0, x1, y1 = (float(v) for v in page.bbox)
     if not int(page.rotation or 0) and any(
         c["x0"] < x0 - 1 or c["x1"] > x1 + 1 or c["top"] < y0 - 1 or c["bottom"] > y1 + 1 for c in page.chars
@@ -968,6 +1039,11 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
         view = page if len(regions) == 1 else page.within_bbox(bbox)
         for raw in view.extract_text_lines(strip=True, return_chars=True, x_tolerance=tolerance):
             text = raw["text"].strip()
+            if any(
+                raw["x0"] <= x <= raw["x1"] and raw["top"] - 4 <= top and bottom <= raw["bottom"] + 1
+                for x, top, bottom in marks
+            ):
+                text = _SPACE_BEFORE_STOP_RE.sub("", text)
             chars = [c for c in raw.get("chars", []) if c.get("text", "").strip()]
             if not text or not chars or in_table(float(raw["top"]), float(raw["bottom"]), float(raw["x0"])):
                 continue

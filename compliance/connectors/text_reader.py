@@ -227,8 +227,14 @@ def _inline_text(token: Any, *, page_navigation: bool = True) -> str:
         elif child.type == "link_close" and link_start is not None:
             links.append("".join(out[link_start:]))
             link_start = None
-    text = "".join(out)
+    text = _FOOTNOTE_LABEL_RE.sub("", _FOOTNOTE_REF_RE.sub("", "".join(out)))
     return text if page_navigation else without_page_navigation(text, links)
+
+
+#: a footnote's reference in Markdown's footnote syntax ("… within 72 hours[^1]"), and the label that opens the
+#: note itself ("[^1]: Regulation (EU) 2016/679"): the note's text stays, the labels are no text
+_FOOTNOTE_REF_RE = re.compile(r"\[\^[^\]\s]+\](?!:)")
+_FOOTNOTE_LABEL_RE = re.compile(r"(?:^|(?<=\s))\[\^[^\]\s]+\]:\s*")
 
 
 def _all_strong(token: Any) -> bool:
