@@ -105,6 +105,10 @@ def without_page_navigation(text: str, in_page_links: list[str]) -> str:
     return text
 
 
+#: the whole text of a note's reference mark set as a superscript ("1", "2,3", "[4]", "*", "†"; "st" of "1st" or
+#: "(a)" is none), which the DOCX and HTML readers leave out (the PDF reader finds its characters by their size)
+NOTE_MARK_RE = re.compile(r"\[?[\d*†‡]+(?:[,–-]\s?[\d*†‡]+)*\]?")
+
 #: bullet glyphs (the private-use ones are symbol-font bullets: U+F0B7 …), shared with the PDF reader
 BULLET_GLYPHS = "•▪◦●○■□➢\uf0b7\uf0a7\uf076\uf0d8\uf06c\uf0fc"
 #: the bullets a list item's own text may start with

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from compliance.connectors.assemble import Block, assemble, table_blocks, typed_heading_depth
+from compliance.connectors.assemble import NOTE_MARK_RE, Block, assemble, table_blocks, typed_heading_depth
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.safety import check_paragraph_count, check_size, open_ooxml_zip
@@ -40,9 +40,6 @@ def _val(el: Any, tag: str) -> str | None:
     return None if child is None else child.get(_w("val"))
 
 
-_NOTE_MARK_RE = re.compile(r"[\d*†‡,]+")
-
-
 def _note_mark(run: Any) -> bool:
     """A run set as a superscript that holds only a note's reference mark ("… within 72 hours¹", "Article 33²"):
     no text of the paragraph (a raised "st" of "1st" is)."""
@@ -51,7 +48,7 @@ def _note_mark(run: Any) -> bool:
     if align is None or align.get(_w("val")) != "superscript":
         return False
     text = "".join(t.text or "" for t in run.iter(_w("t")))
-    return bool(_NOTE_MARK_RE.fullmatch(text.strip()))
+    return bool(NOTE_MARK_RE.fullmatch(text.strip()))
 
 
 def run_text(el: Any, *, into_tables: bool = False) -> str:
@@ -253,9 +250,8 @@ def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | 
     info = styles.info(_val(ppr, "pStyle"))
     if re.fullmatch(r"toc\s*\d", info.name.lower()):
         return None  # an entry of Word's table of contents (styles "toc 1" … "toc 9")
-    heading = (
-        1 if info.name.lower() == "toc heading" else info.heading
-    )  # its heading: one that entries may follow
+    # the table of contents' own heading is a heading, which entries typed by hand may follow
+    heading = 1 if info.name.lower() == "toc heading" else info.heading
     if (lvl := _val(ppr, "outlineLvl")) is not None and lvl.isdigit() and int(lvl) < 9:
         heading = int(lvl) + 1
     num_id, ilvl = info.num_id, info.ilvl

@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from compliance.connectors.assemble import (
+    NOTE_MARK_RE,
     Block,
     assemble,
     table_blocks,
@@ -113,10 +114,6 @@ def _main_content(root: Any, page_chars: int) -> list[Any]:
     return found if sum(map(_text_size, found)) * 3 >= page_chars else [root]
 
 
-#: a note's reference mark: "1", "2,3", "*", "[4]", "(a)" is no mark
-_NOTE_MARK_RE = re.compile(r"\[?[\d*†‡]+(?:[,–-]\s?[\d*†‡]+)*\]?")
-
-
 def _inline(node: Any) -> str:
     """Text of a node, with ``<br>`` as a line break and dropped elements left out."""
     from bs4 import NavigableString, Tag
@@ -129,7 +126,7 @@ def _inline(node: Any) -> str:
         if isinstance(child, NavigableString):
             out.append(str(child))
         elif isinstance(child, Tag):
-            if _dropped(child) or (child.name == "sup" and _NOTE_MARK_RE.fullmatch(child.get_text().strip())):
+            if _dropped(child) or (child.name == "sup" and NOTE_MARK_RE.fullmatch(child.get_text().strip())):
                 continue  # (a superscript that is only a note's mark: "… within 72 hours<sup>1</sup>")
             if child.name == "br":
                 out.append("\n")
