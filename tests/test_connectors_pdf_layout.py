@@ -781,3 +781,65 @@ def test_the_reference_marks_of_footnotes_are_left_out_and_the_notes_kept(tmp_pa
     notes = [p.text for p in doc.paragraphs[1:]]
     assert "1 Regulation (EU) 2016/679 (General Data Protection Regulation)." in " ".join(notes)
     assert "2 See the EDPB Guidelines 9/2022" in " ".join(notes)
+
+
+@pytest.mark.parametrize("wrap", [198.0, 180.0], ids=["lines-fill-the-column", "lines-pair-up-as-a-table"])
+def test_a_glossary_set_in_two_columns_under_text_across_the_page(tmp_path: Path, wrap: float) -> None:
+    """A Word document whose glossary is a section in two columns after a continuous section break: the text above
+    runs across the page, so no gutter runs the page's height, and the columns' lines share their baselines, so
+    the reader of tables without rules paired them row by row ("Personal data: any information: Encryption: the
+    transformation of"). Two columns of equal width, whose rows leave a gutter, are read column by column."""
+    from reportlab.lib.pagesizes import letter
+    from reportlab.lib.utils import simpleSplit
+    from reportlab.pdfgen import canvas
+
+    _, height = letter
+    above = [
+        "Suppliers that process personal data on our behalf sign a data processing agreement before they receive",
+        "any data, and the agreement names the security measures that the supplier keeps in place throughout.",
+        "Supplier security is assessed before contracting and every two years thereafter, and the result of each",
+        "assessment is recorded in the supplier register together with the actions that the supplier agreed to.",
+        "Suppliers report a personal data breach affecting our data to the security team without undue delay and",
+        "in any case within twenty-four hours of becoming aware of it, using the contact given in the agreement.",
+    ]
+    entries = [
+        ("Personal data", "any information relating to an identified or identifiable natural person."),
+        (
+            "Processing",
+            "any operation performed on personal data, such as collection, storage, use or erasure.",
+        ),
+        (
+            "Data processing agreement",
+            "the contract that binds a supplier processing personal data on our behalf.",
+        ),
+        ("Encryption", "the transformation of data into a form that cannot be read without the key."),
+        ("Security event", "an occurrence on a system that may be relevant to its security."),
+        ("Need to know", "the principle that access is granted only where a person's duties require it."),
+    ]
+    c = canvas.Canvas(str(tmp_path / "glossary.pdf"), pagesize=letter, invariant=1)
+    c.setFont("Helvetica", 11)
+    y = height - 90
+    for line in above:
+        c.drawString(90, y, line)
+        y -= 14
+    c.setFont("Helvetica-Bold", 14)
+    c.drawString(90, y - 24, "7. Glossary")
+    top = y - 54
+    for x, column in [(90.0, entries[:3]), (324.0, entries[3:])]:
+        y = top
+        for term, meaning in column:
+            for line in simpleSplit(f"{term}: {meaning}", "Helvetica", 11, wrap):
+                c.setFont("Helvetica", 11)
+                c.drawString(x, y, line)
+                y -= 14
+            y -= 10
+    c.setFont("Helvetica", 9)
+    c.drawString(90, 50, "Internal — Version 3.2 — Page 1 of 1")
+    c.showPage()
+    c.save()
+    doc = parse_path(tmp_path / "glossary.pdf")
+    b.check_invariants(doc)
+    texts = [p.text for p in doc.paragraphs if p.role != "furniture"]
+    assert texts[0] == " ".join(above)
+    assert texts[1:] == [f"{term}: {meaning}" for term, meaning in entries]
+    assert [p.heading_path for p in doc.paragraphs if p.text.startswith("Need to know")] == [("7. Glossary",)]

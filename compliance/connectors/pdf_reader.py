@@ -744,13 +744,151 @@ def _gutter(rows: list[list[dict[str, Any]]], x_min: float, x_max: float) -> tup
     return best
 
 
+def _text_in_columns(
+    found: _TextTable, words: list[dict[str, Any]], bbox: tuple[float, float, float, float]
+) -> tuple[float, float, float, float] | None:
+    """Whether a two-column "table" without rules is two columns of text — a section of a Word document set in
+    two columns under text across the page, whose lines share their baselines and so pair up as rows: ``(top,
+    bottom, gutter left, gutter right)`` when its rows leave a gutter (:func:`_gutter`, long lines on both sides)
+    and the paragraphs of its two sides do not start on the same rows (a table's cells do: a row begins them
+    together), else None."""
+    if max((len(r) for r in found.grid), default=0) != 2:
+        return None
+    x0, top, _, bottom = found.bbox
+    inside = [w for w in words if top - 1 <= float(w["top"]) <= bottom and float(w["x0"]) >= x0 - 1]
+    rows = _rows(inside)
+    gutter = _gutter(rows, float(bbox[0]), float(bbox[2]))
+    if gutter is None or not _clear(rows, gutter):
+        return None
+    left = max(float(w["x1"]) for w in inside if float(w["x1"]) <= gutter[0] + 1.5) - x0
+    right = max(float(w["x1"]) for w in inside) - gutter[1]
+    if abs(left - right) > 0.15 * max(left, right) and _starts_together(rows, gutter):
+        return None  # columns of unequal width whose paragraphs start together: a table
+    # the columns go on above and below the rows that paired up, as far as no row crosses the gutter (and short of
+    # the page's top and bottom tenth, its running header and footer)
+    mid = (gutter[0] + gutter[1]) / 2
+    height = float(bbox[3]) - float(bbox[1])
+    page_rows = _rows(words)
+    at = [i for i, row in enumerate(page_rows) if top - 1 <= min(float(w["top"]) for w in row) <= bottom]
+
+    def inside_columns(row: list[dict[str, Any]]) -> bool:
+        row_top, row_bottom = min(float(w["top"]) for w in row), max(float(w["bottom"]) for w in row)
+        return (
+            not any(float(w["x0"]) < mid - 1 and float(w["x1"]) > mid + 1 for w in row)
+            and row_top > float(bbox[1]) + 0.1 * height
+            and row_bottom < float(bbox[3]) - 0.1 * height
+        )
+
+    first, last = at[0], at[-1]
+    while first > 0 and inside_columns(page_rows[first - 1]):
+        first -= 1
+    while last + 1 < len(page_rows) and inside_columns(page_rows[last + 1]):
+        last += 1
+    top = min(float(w["top"]) for w in page_rows[first])
+    bottom = max(float(w["bottom"]) for w in page_rows[last])
+    return top, bottom, gutter[0], gutter[1]
+
+
+def _column_run(
+    words: list[dict[str, Any]], bbox: tuple[float, float, float, float]
+) -> tuple[float, float, float, float] | None:
+    """Two columns of text under (or over) text across the page that no table took: ``(top, bottom, gutter left,
+    gutter right)`` of the longest run of at least six consecutive rows that leave a white band in the page's
+    middle 40 % and have a gutter of their own (:func:`_gutter`), unless their paragraphs start on the same rows on
+    both sides (:func:`_starts_together`: a table). Rows in the page's top and bottom tenth (a running header or
+    footer) end a run."""
+    import numpy as np
+
+    rows = _rows(words)
+    if len(rows) < 6:
+        return None
+    x_min, y_min, x_max, y_max = (float(v) for v in bbox)
+    width, height = x_max - x_min, y_max - y_min
+    xs = np.arange(x_min + 0.3 * width, x_min + 0.7 * width, 1.0)
+    tops = [min(float(w["top"]) for w in row) for row in rows]
+    bottoms = [max(float(w["bottom"]) for w in row) for row in rows]
+
+    def covered(row: list[dict[str, Any]]) -> Any:
+        mask = np.zeros(len(xs), dtype=bool)
+        for w in row:
+            mask |= (xs > float(w["x0"]) - 1.5) & (xs < float(w["x1"]) + 1.5)
+        return mask
+
+    def widest_free(mask: Any) -> int:
+        best = run = 0
+        for free in ~mask:
+            run = run + 1 if free else 0
+            best = max(best, run)
+        return best
+
+    runs: list[tuple[int, int]] = []
+    start, union = 0, np.zeros(len(xs), dtype=bool)
+    for i, row in enumerate(rows):
+        margin = bottoms[i] < y_min + 0.1 * height or tops[i] > y_max - 0.1 * height
+        grown = union | covered(row)
+        if not margin and widest_free(grown) >= _MIN_GUTTER:
+            union = grown
+            continue
+        runs.append((start, i))
+        start, union = i, covered(row)
+        if margin or widest_free(union) < _MIN_GUTTER:  # the row crosses the middle: a run starts after it
+            start, union = i + 1, np.zeros(len(xs), dtype=bool)
+    runs.append((start, len(rows)))
+    for first, end in sorted(runs, key=lambda r: r[0] - r[1]):
+        if end - first < 6:
+            break
+        gutter = _gutter(rows[first:end], x_min, x_max)
+        if (
+            gutter is not None
+            and _clear(rows[first:end], gutter)
+            and not _starts_together(rows[first:end], gutter)
+        ):
+            return tops[first], bottoms[end - 1], gutter[0], gutter[1]
+    return None
+
+
+def _clear(rows: list[list[dict[str, Any]]], gutter: tuple[float, float]) -> bool:
+    """Whether every word of ``rows`` stands clear of the middle of ``gutter`` (by 2 pt), on one side of it: the
+    regions of the two columns are cut there, and a word across the cut would be lost."""
+    mid = (gutter[0] + gutter[1]) / 2
+    return all(float(w["x1"]) <= mid - 2 or float(w["x0"]) >= mid + 2 for row in rows for w in row)
+
+
+def _starts_together(rows: list[list[dict[str, Any]]], gutter: tuple[float, float]) -> bool:
+    """Whether every paragraph of either side of ``gutter`` (a line after a gap wider than the side's usual line
+    gap) starts on a row where one of the other side starts too."""
+    mid = (gutter[0] + gutter[1]) / 2
+    starts: list[set[int]] = []
+    for right in (False, True):
+        lines = [
+            (i, min(float(w["top"]) for w in side), max(float(w["bottom"]) for w in side))
+            for i, row in enumerate(rows)
+            if (side := [w for w in row if (float(w["x0"]) >= mid) == right])
+        ]
+        gaps = [b[1] - a[2] for a, b in itertools.pairwise(lines)]
+        if not gaps:
+            return True
+        usual = min(gaps)
+        starts.append(
+            {lines[0][0]}
+            | {
+                b[0]
+                for (_, b), gap in zip(itertools.pairwise(lines), gaps, strict=True)
+                if gap > 1.5 * usual + 1
+            }
+        )
+    return starts[0] == starts[1]
+
+
 def _regions(
-    page: Any, words: list[dict[str, Any]]
+    page: Any, words: list[dict[str, Any]], segment: tuple[float, float, float, float] | None = None
 ) -> list[tuple[int, int, tuple[float, float, float, float]]]:
-    """Reading-order regions of a page: ``(band, column, bbox)``; one full-page region without columns."""
+    """Reading-order regions of a page: ``(band, column, bbox)``; one full-page region without columns. With
+    ``segment`` (:func:`_text_in_columns`), the page is in two columns between its top and bottom only, and every
+    row outside them spans the page."""
     x_min, y_min, x_max, y_max = (float(v) for v in page.bbox)
     rows = _rows(words)
-    gutter = _gutter(rows, x_min, x_max)
+    gutter = _gutter(rows, x_min, x_max) if segment is None else segment[2:]
     if gutter is None:
         return [(0, FULL, (x_min, y_min, x_max, y_max))]
     g0, g1 = gutter
@@ -760,6 +898,8 @@ def _regions(
         # a row crosses the gutter when a word spans its middle: a column's line may reach into the white band's
         # edge, which is found with a tolerance for a few crossing rows
         crosses = any(float(w["x0"]) < mid - 1 and float(w["x1"]) > mid + 1 for w in row)
+        if segment is not None and not segment[0] - 1 <= float(row[0]["top"]) <= segment[1]:
+            crosses = True
         top = min(float(w["top"]) for w in row)
         bottom = max(float(w["bottom"]) for w in row)
         if bands and bands[-1][0] == crosses:
@@ -1014,8 +1154,16 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
         if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))
     ]
     columns = _gutter(_rows(words), float(page.bbox[0]), float(page.bbox[2])) is not None if words else False
+    segment: tuple[float, float, float, float] | None = None  # two columns of text under text across the page
     for found in _text_tables(words, labels=not columns):  # tables drawn without rules
         x0, top, x1, bottom = found.bbox
+        if (
+            segment is None
+            and not columns
+            and (flow := _text_in_columns(found, words, page.bbox)) is not None
+        ):
+            segment = flow
+            continue
         boxes.append(found.bbox)
         head_chars = [c for c in page.chars if top <= (c["top"] + c["bottom"]) / 2 <= found.first_bottom]
         # a rule under the first row, across the table, marks it as the header (a table set with only horizontal
@@ -1033,7 +1181,9 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
             )
         )  # fmt: skip
     words = [w for w in words if not in_table(float(w["top"]), float(w["bottom"]), float(w["x0"]))]
-    regions = _regions(page, words)
+    if segment is None and not columns:
+        segment = _column_run(words, page.bbox)
+    regions = _regions(page, words, segment)
     lines: list[_Line] = []
     for band, col, bbox in regions:
         view = page if len(regions) == 1 else page.within_bbox(bbox)
