@@ -686,6 +686,16 @@ def _text_tables(words: list[dict[str, Any]], *, labels: bool = True) -> list[_T
     return found
 
 
+def _covered(row: list[dict[str, Any]], xs: Any) -> Any:
+    """Which of the points ``xs`` (a numpy array of x positions) a row's words cover, 1.5 pt around each word."""
+    import numpy as np
+
+    mask = np.zeros(len(xs), dtype=bool)
+    for w in row:
+        mask |= (xs > float(w["x0"]) - 1.5) & (xs < float(w["x1"]) + 1.5)
+    return mask
+
+
 def _gutter(rows: list[list[dict[str, Any]]], x_min: float, x_max: float) -> tuple[float, float] | None:
     """The white band between two text columns, or None for a single-column page.
 
@@ -703,10 +713,7 @@ def _gutter(rows: list[list[dict[str, Any]]], x_min: float, x_max: float) -> tup
     xs = np.arange(x_min + 0.3 * width, x_min + 0.7 * width, 1.0)
     crossing = np.zeros(len(xs), dtype=int)
     for row in rows:
-        covered = np.zeros(len(xs), dtype=bool)
-        for w in row:
-            covered |= (xs > float(w["x0"]) - 1.5) & (xs < float(w["x1"]) + 1.5)
-        crossing += covered
+        crossing += _covered(row, xs)
     fewest = int(crossing.min()) if len(xs) else len(rows)
     if fewest > max(1, len(rows) // 8):
         return None
@@ -766,7 +773,6 @@ def _text_in_columns(
         return None  # columns of unequal width whose paragraphs start together: a table
     # the columns go on above and below the rows that paired up, as far as no row crosses the gutter (and short of
     # the page's top and bottom tenth, its running header and footer)
-    mid = (gutter[0] + gutter[1]) / 2
     height = float(bbox[3]) - float(bbox[1])
     page_rows = _rows(words)
     at = [i for i, row in enumerate(page_rows) if top - 1 <= min(float(w["top"]) for w in row) <= bottom]
@@ -774,7 +780,7 @@ def _text_in_columns(
     def inside_columns(row: list[dict[str, Any]]) -> bool:
         row_top, row_bottom = min(float(w["top"]) for w in row), max(float(w["bottom"]) for w in row)
         return (
-            not any(float(w["x0"]) < mid - 1 and float(w["x1"]) > mid + 1 for w in row)
+            _clear([row], gutter)
             and row_top > float(bbox[1]) + 0.1 * height
             and row_bottom < float(bbox[3]) - 0.1 * height
         )
@@ -808,12 +814,6 @@ def _column_run(
     tops = [min(float(w["top"]) for w in row) for row in rows]
     bottoms = [max(float(w["bottom"]) for w in row) for row in rows]
 
-    def covered(row: list[dict[str, Any]]) -> Any:
-        mask = np.zeros(len(xs), dtype=bool)
-        for w in row:
-            mask |= (xs > float(w["x0"]) - 1.5) & (xs < float(w["x1"]) + 1.5)
-        return mask
-
     def widest_free(mask: Any) -> int:
         best = run = 0
         for free in ~mask:
@@ -825,12 +825,12 @@ def _column_run(
     start, union = 0, np.zeros(len(xs), dtype=bool)
     for i, row in enumerate(rows):
         margin = bottoms[i] < y_min + 0.1 * height or tops[i] > y_max - 0.1 * height
-        grown = union | covered(row)
+        grown = union | _covered(row, xs)
         if not margin and widest_free(grown) >= _MIN_GUTTER:
             union = grown
             continue
         runs.append((start, i))
-        start, union = i, covered(row)
+        start, union = i, _covered(row, xs)
         if margin or widest_free(union) < _MIN_GUTTER:  # the row crosses the middle: a run starts after it
             start, union = i + 1, np.zeros(len(xs), dtype=bool)
     runs.append((start, len(rows)))
@@ -884,8 +884,8 @@ def _regions(
     page: Any, words: list[dict[str, Any]], segment: tuple[float, float, float, float] | None = None
 ) -> list[tuple[int, int, tuple[float, float, float, float]]]:
     """Reading-order regions of a page: ``(band, column, bbox)``; one full-page region without columns. With
-    ``segment`` (:func:`_text_in_columns`), the page is in two columns between its top and bottom only, and every
-    row outside them spans the page."""
+    ``segment`` (:func:`_text_in_columns`, :func:`_column_run`), the page is in two columns between its top and
+    bottom only, and every row outside them spans the page."""
     x_min, y_min, x_max, y_max = (float(v) for v in page.bbox)
     rows = _rows(words)
     gutter = _gutter(rows, x_min, x_max) if segment is None else segment[2:]
@@ -898,9 +898,9 @@ def _regions(
         # a row crosses the gutter when a word spans its middle: a column's line may reach into the white band's
         # edge, which is found with a tolerance for a few crossing rows
         crosses = any(float(w["x0"]) < mid - 1 and float(w["x1"]) > mid + 1 for w in row)
-        if segment is not None and not segment[0] - 1 <= float(row[0]["top"]) <= segment[1]:
-            crosses = True
         top = min(float(w["top"]) for w in row)
+        if segment is not None and not segment[0] - 1 <= top <= segment[1]:
+            crosses = True
         bottom = max(float(w["bottom"]) for w in row)
         if bands and bands[-1][0] == crosses:
             bands[-1] = (crosses, bands[-1][1], max(bands[-1][2], bottom))
