@@ -815,11 +815,9 @@ def _column_run(
     bottoms = [max(float(w["bottom"]) for w in row) for row in rows]
 
     def widest_free(mask: Any) -> int:
-        best = run = 0
-        for free in ~mask:
-            run = run + 1 if free else 0
-            best = max(best, run)
-        return best
+        """The longest run of points no word covers."""
+        edges = np.flatnonzero(np.diff(np.concatenate(([1], mask.astype(np.int8), [1]))))
+        return int((edges[1::2] - edges[::2]).max()) if len(edges) else 0
 
     runs: list[tuple[int, int]] = []
     start, union = 0, np.zeros(len(xs), dtype=bool)
@@ -1010,7 +1008,9 @@ def _note_marks(chars: Sequence[dict[str, Any]]) -> set[int]:
     a reader takes for "persons.1" and "Article 332"). A smaller number on the baseline (a footnote's own number at
     the page's foot, small print) is text; so is a raised letter ("1st")."""
     marks: set[int] = set()
-    largest = max((float(c.get("size", 0.0)) for c in chars), default=0.0)
+    # the body's size: the most common (a mark is smaller than the text it stands in)
+    body = Counter(round(float(c.get("size", 0.0)) * 2) / 2 for c in chars).most_common(1)
+    largest = body[0][0] if body else 0.0
     candidates = [
         c for c in chars if c.get("text") in _NOTE_MARKS and float(c.get("size", 0.0)) <= 0.8 * largest
     ]
