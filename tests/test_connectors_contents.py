@@ -136,6 +136,13 @@ def test_a_table_of_contents_in_text_converted_from_a_pdf_is_left_out(tmp_path: 
         ["Version 2.1.0.4", "See section 4.2.1.1 for details 3", "Wait... 2", "Date: .......... 20__"],
         # one or two lines with a leader: a price or a form, not a table of contents
         ["Annual fee ................ 120", "Setup ........ 40", "Staff must lock their screens."],
+        # a list set with leaders whose numbers go back: a retention schedule, not a table of contents
+        [
+            "Payroll records ......... 7",
+            "Invoices ......... 10",
+            "Job applications ......... 1",
+            "CVs ....... 2",
+        ],
         # page numbers at the line end without a contents heading
         ["Retention period: 12", "Backups are kept for 30", "Logs are kept for 90"],
         # a contents heading followed by prose, or by a single paged line
@@ -159,7 +166,7 @@ def test_entries_are_found_in_lines_and_blocks() -> None:
     assert contents_items(lines) == {0, 1, 2, 3, 4}
     # the same as one block, and a block that holds an entry and a sentence
     assert contents_items(["\n".join(lines[:5]), lines[5]]) == {0}
-    assert contents_items(["\n".join(lines[1:4]), "Intro ...... 1\nStaff must lock screens."]) == {0}
+    assert contents_items(["\n".join(lines[1:5]), "Intro ...... 1\nStaff must lock screens."]) == {0}
     # without a leader, under the heading: the pages never go back
     plain = ["Table of contents", "Purpose 2", "Scope 3", "Annex 1", "Staff must lock their screens. 4"]
     assert contents_items(plain) == {0, 1, 2}

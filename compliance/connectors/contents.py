@@ -14,7 +14,8 @@ audit mapped to Art. 33, and a wrapped entry ran into the next one.
 * an **entry with a leader**: a title with a letter, then at least four dots (``.`` with or without a space
   between; or two of ``…``, ``·``), then a page number (at most three digits, or a Roman numeral) at the end —
   wherever it stands, as long as the sequence holds at least three of them (one such line alone is more likely
-  a price or a form);
+  a price or a form) and the pages of the entries standing together never go back (a list set with leaders,
+  "Payroll records ..... 7" / "Job applications ..... 1", is no table of contents);
 * an entry's **first line** when the title wraps: a line with no sentence end right before an entry, which itself
   follows an entry or the contents heading;
 * **entries without a leader** under a heading that names the contents ("Contents", "Table of contents",
@@ -44,7 +45,7 @@ MIN_LEADER_ENTRIES = 3
 
 _LETTER = r"[^\W\d_]"
 _LEADER_ENTRY_RE = re.compile(
-    rf"^(?=.*{_LETTER}).*?\S\s*(?:(?:\.\s?){{4,}}|(?:[…·‥]\s?){{2,}})\s*(?:\d{{1,3}}|[ivxlcdm]{{1,7}})$",
+    rf"^(?=.*{_LETTER}).*?\S\s*(?:(?:\.\s?){{4,}}|(?:[…·‥]\s?){{2,}})\s*(?P<page>\d{{1,3}}|[ivxlcdm]{{1,7}})$",
     re.IGNORECASE,
 )
 # a title, then the page number at the end after a space (a two-column row read as "Title: 4" too)
@@ -58,10 +59,19 @@ def contents_items(items: Sequence[str]) -> set[int]:
     """The indices of ``items`` (texts in reading order; an item's line breaks separate its lines) that belong to
     the document's table of contents, the heading that names it included when entries follow it."""
     lines = [[ln.strip() for ln in item.splitlines() if ln.strip()] for item in items]
-    leader = [bool(ls) and _leader_lines(ls) for ls in lines]
+    leader = [i for i, ls in enumerate(lines) if ls and _leader_lines(ls)]
+    # entries close together (at most two items between: a wrapped title) make a group; a table of contents' pages
+    # never go back, where a list set with leaders does ("Payroll records ..... 7", "Job applications ..... 1")
+    groups: list[list[int]] = []
+    for i in leader:
+        if groups and i - groups[-1][-1] <= 3:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    entries = [i for group in groups if _pages_go_on([lines[i] for i in group]) for i in group]
     found: set[int] = set()
-    if sum(sum(1 for ln in ls if _LEADER_ENTRY_RE.match(ln)) for ls in lines) >= MIN_LEADER_ENTRIES:
-        found = {i for i, is_entry in enumerate(leader) if is_entry}
+    if sum(sum(1 for ln in lines[i] if _LEADER_ENTRY_RE.match(ln)) for i in entries) >= MIN_LEADER_ENTRIES:
+        found = set(entries)
         for i in sorted(found):
             # an entry's wrapped title: one or two items before it, after an entry or the contents heading
             for first in (i - 1, i - 2):
@@ -78,6 +88,17 @@ def contents_items(items: Sequence[str]) -> set[int]:
                 found.update(run)
                 found.add(i)
     return found
+
+
+def _pages_go_on(items: list[list[str]]) -> bool:
+    """Whether the page numbers (in digits) of some entries with a leader never go back."""
+    pages = [
+        int(m.group("page"))
+        for ls in items
+        for ln in ls
+        if (m := _LEADER_ENTRY_RE.match(ln)) and m.group("page").isdigit()
+    ]
+    return pages == sorted(pages)
 
 
 def _leader_lines(lines: list[str]) -> bool:
