@@ -7,7 +7,7 @@ the entries in its TOC styles (the DOCX reader drops them) and an HTML page link
 HTML and Markdown readers drop those), but a PDF, or a text converted from one, has nothing but the line. Read
 as text, each entry became a paragraph: a list item with a blank to fill in (the leader), or a statement ("4.
 Incident management and notification of personal data breaches to the supervisory authority …… 5") that the
-audit mapped to Art. 33, and a wrapped entry ran into the next one.
+classifier puts on Art. 33 at 0.97, and a wrapped entry ran into the next one.
 
 :func:`contents_items` finds them in a sequence of texts in reading order (a PDF's lines, a document's blocks):
 
