@@ -785,6 +785,8 @@ def _text_in_columns(
             and row_bottom < float(bbox[3]) - 0.1 * height
         )
 
+    if not at:
+        return None
     first, last = at[0], at[-1]
     while first > 0 and inside_columns(page_rows[first - 1]):
         first -= 1
