@@ -7,9 +7,11 @@ its original. A paragraph of the original "comes out" when the converted file ha
     python tools/roles/build_role_set.py                   # var/role-set/docs
     python -m experiments.format_roundtrip [--docs var/role-set/docs] [--work var/roundtrip] [-v]
     python -m experiments.format_roundtrip --two-columns --work var/roundtrip-2col   # Word set in two columns
+    python -m experiments.format_roundtrip --no-space --work var/roundtrip-nospace   # no space between paragraphs
 
 ``--two-columns`` first sets each Word document's sections in two columns and takes its tables out (a table made
-for the full width would overflow a column, which no author would print), and reads those copies.
+for the full width would overflow a column, which no author would print), and reads those copies. ``--no-space`` reads copies whose paragraphs (headings
+apart) have no space before or after them, as Word's "No Spacing" and LibreOffice's default style set them.
 
 Needs ``soffice`` (Debian: libreoffice-writer-nogui) and ``pandoc`` on the PATH; a route whose tool is missing is
 left out, and said so. Not part of the package or the test run (the tools are large and CI does not install them);
@@ -84,6 +86,34 @@ def two_column_copies(sources: Sequence[Path], out: Path) -> list[Path]:
     return copies
 
 
+def no_space_copies(sources: Sequence[Path], out: Path) -> list[Path]:
+    """Copies of the Word documents ``sources`` whose paragraphs, headings apart, have no space before or after
+    them (Word's "No Spacing", LibreOffice's default style): only the lines then say where a paragraph ends."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.shared import Pt
+
+    out.mkdir(parents=True, exist_ok=True)
+    copies: list[Path] = []
+    for source in sources:
+        document = docx.Document(str(source))
+        formats = [
+            s.paragraph_format
+            for s in document.styles
+            if s.type == WD_STYLE_TYPE.PARAGRAPH and not (s.name or "").startswith("Heading")
+        ]
+        for paragraph in document.paragraphs:
+            style = paragraph.style.name if paragraph.style is not None else ""
+            if not (style or "").startswith(("Heading", "Title")):
+                formats.append(paragraph.paragraph_format)
+        for fmt in formats:
+            fmt.space_before = Pt(0)
+            fmt.space_after = Pt(0)
+        copies.append(out / source.name)
+        document.save(str(copies[-1]))
+    return copies
+
+
 def compare(
     originals: Sequence[Path], converted: Path, suffix: str, *, verbose: bool = False
 ) -> tuple[int, int]:
@@ -113,11 +143,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--work", type=Path, default=ROOT / "var" / "roundtrip")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--two-columns", action="store_true", help="read Word copies set in two columns")
+    parser.add_argument(
+        "--no-space", action="store_true", help="read Word copies with no space between their paragraphs"
+    )
     args = parser.parse_args(argv)
     docx = sorted(args.docs.glob("*.docx"))
     markdown = sorted(args.docs.glob("*.md"))
     if args.two_columns:
         docx, markdown = two_column_copies(docx, args.work / "two-columns"), []
+    if args.no_space:
+        docx, markdown = no_space_copies(docx, args.work / "no-space"), []
     if not docx and not markdown:
         raise SystemExit(f"no documents in {args.docs}: run python tools/roles/build_role_set.py first")
     work: Path = args.work

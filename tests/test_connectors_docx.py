@@ -38,14 +38,14 @@ def test_provenance_and_offsets(doc: ParsedDocument, policy_docx: Path) -> None:
 
 def test_body_order_headings_and_kinds(doc: ParsedDocument) -> None:
     kinds = [p.kind for p in doc.paragraphs]
-    assert kinds[:6] == ["paragraph", "paragraph", "list", "list", "table-row", "table-row"]
-    assert set(kinds[6:]) == {"paragraph"}
+    assert kinds[:7] == ["paragraph", "paragraph", "paragraph", "list", "list", "table-row", "table-row"]
+    assert set(kinds[7:]) == {"paragraph"}
     first = doc.paragraphs[0]
     assert first.text.startswith(b.PURPOSE)
     assert first.heading_path == ("1. Purpose",)
-    assert doc.paragraphs[1].heading_path == ("2. Scope",)
-    assert doc.paragraphs[2].heading_path == ("2. Scope", "2.1 Collection")
-    assert doc.paragraphs[3].heading_path == ("3. Rights of data subjects",)
+    assert doc.paragraphs[2].heading_path == ("2. Scope",)
+    assert doc.paragraphs[3].heading_path == ("2. Scope", "2.1 Collection")
+    assert doc.paragraphs[4].heading_path == ("3. Rights of data subjects",)
     assert doc.paragraphs[-1].heading_path == ("4. Retention",)
     # headings are not paragraphs, but they are in the document text, in order
     assert all(p.text not in ("1. Purpose", "2. Scope") for p in doc.paragraphs)
@@ -53,13 +53,13 @@ def test_body_order_headings_and_kinds(doc: ParsedDocument) -> None:
 
 
 def test_numbered_list_kept_with_lead_in(doc: ParsedDocument) -> None:
-    lst = doc.paragraphs[2]
+    lst = doc.paragraphs[3]
     expected = "\n".join([b.LEAD_IN] + [f"{i}. {item}" for i, item in enumerate(b.NUMBERED, start=1)])
     assert lst.text == expected
 
 
 def test_bulleted_list_without_lead_in(doc: ParsedDocument) -> None:
-    assert doc.paragraphs[3].text == "\n".join(f"- {item}" for item in b.BULLETS)
+    assert doc.paragraphs[4].text == "\n".join(f"- {item}" for item in b.BULLETS)
 
 
 def test_table_rows_use_header(doc: ParsedDocument) -> None:
@@ -68,9 +68,18 @@ def test_table_rows_use_header(doc: ParsedDocument) -> None:
     assert rows == ["; ".join(f"{h}: {v}" for h, v in zip(header, row, strict=True)) for row in b.TABLE[1:]]
 
 
-def test_headers_footers_textboxes_deletions_do_not_leak(doc: ParsedDocument) -> None:
-    for leak in (b.HEADER_TEXT, b.FOOTER_TEXT, b.TEXTBOX_TEXT, b.DELETED_TEXT):
+def test_headers_footers_deletions_do_not_leak(doc: ParsedDocument) -> None:
+    for leak in (b.HEADER_TEXT, b.FOOTER_TEXT, b.DELETED_TEXT):
         assert leak not in doc.text
+
+
+def test_a_text_box_is_a_paragraph_of_its_own_after_its_anchor(doc: ParsedDocument) -> None:
+    """A callout in a text box is text of the page (a PDF of the document shows it): read once, though Word writes
+    it twice (the shape and its fallback), as a paragraph after the one it is anchored in, not inside it."""
+    assert doc.text.count(b.TEXTBOX_TEXT) == 1
+    assert doc.paragraphs[0].text == b.PURPOSE
+    assert doc.paragraphs[1].text == b.TEXTBOX_TEXT
+    assert doc.paragraphs[1].heading_path == ("1. Purpose",)
 
 
 def test_long_paragraph_split_on_sentences(doc: ParsedDocument) -> None:
@@ -392,4 +401,84 @@ def test_superscript_reference_marks_of_notes_are_left_out(tmp_path: Path) -> No
     assert [x.text for x in doc.paragraphs] == [
         "Breaches are notified within 72 hours, as Article 33 requires; exercises take place on the 1st day of "
         "each quarter."
+    ]
+
+
+@pytest.mark.parametrize("soft_breaks", [False, True], ids=["paragraph-per-item", "lines-broken-by-hand"])
+def test_a_list_typed_by_hand_is_a_list(tmp_path: Path, soft_breaks: bool) -> None:
+    """A policy written without Word's list styles types its bullets ("• use the company VPN …"), one paragraph
+    per item or the items on lines broken with Shift+Enter under their lead-in. Either way it reads as the same
+    list a Word list (and the text reader) gives: the lead-in with its items, a line without a bullet going on with
+    the item above. Before, the lines ran together into one paragraph, taken for a form and never mapped."""
+    import docx
+
+    lead_in = "When working remotely staff must:"
+    items = [
+        "use the company VPN for all connections to internal systems;",
+        "lock their screen when leaving the device unattended;",
+        "never let family members use a work device.",
+    ]
+    d = docx.Document()
+    d.add_heading("Remote working", 1)
+    if soft_breaks:
+        run = d.add_paragraph().add_run(lead_in)
+        for item in items:
+            run.add_break()
+            run.add_text(f"• {item}")
+    else:
+        d.add_paragraph(lead_in)
+        for item in items:
+            d.add_paragraph(f"• {item}")
+    d.add_paragraph("All personal data breaches are reported to the DPO within 24 hours of their discovery.")
+    words = docx.Document()
+    words.add_heading("Remote working", 1)
+    words.add_paragraph(lead_in)
+    for item in items:
+        words.add_paragraph(item, style="List Bullet")
+    words.add_paragraph(
+        "All personal data breaches are reported to the DPO within 24 hours of their discovery."
+    )
+    d.save(str(tmp_path / "typed.docx"))
+    words.save(str(tmp_path / "styled.docx"))
+    typed, styled = parse_path(tmp_path / "typed.docx"), parse_path(tmp_path / "styled.docx")
+    b.check_invariants(typed)
+    assert [(p.kind, p.text) for p in typed.paragraphs] == [(p.kind, p.text) for p in styled.paragraphs]
+    assert typed.paragraphs[0].kind == "list"
+    assert typed.paragraphs[0].text == "\n".join([lead_in, *(f"- {item}" for item in items)])
+    assert typed.paragraphs[0].role == "statement"
+
+
+def test_headings_typed_in_capitals_are_headings(tmp_path: Path) -> None:
+    """Headings typed in capitals of the body text ("1. PURPOSE"), or set in capitals by Word's "All caps", without
+    bold or a heading style: they were paragraphs, read as page furniture, and the sections had no heading; the
+    title was the file name. A paragraph in capitals that reads as a heading is one now; a code ("ISO 27001") or a
+    sentence in capitals is not."""
+    import docx
+
+    d = docx.Document()
+    d.add_paragraph("DATA PROTECTION POLICY")
+    d.add_paragraph("1. PURPOSE")
+    d.add_paragraph(
+        "This policy sets out how the company protects the personal data of its customers and staff."
+    )
+    d.add_paragraph().add_run("2. Personal data breaches").font.all_caps = True
+    d.add_paragraph(
+        "Every personal data breach must be reported to the DPO within 24 hours of its discovery."
+    )
+    d.add_paragraph("ISO 27001")
+    d.add_paragraph("REPORT EVERY BREACH AT ONCE.")
+    d.save(str(tmp_path / "caps.docx"))
+    doc = parse_path(tmp_path / "caps.docx")
+    assert doc.title == "DATA PROTECTION POLICY"
+    assert [(p.heading_path, p.text) for p in doc.paragraphs] == [
+        (
+            ("1. PURPOSE",),
+            "This policy sets out how the company protects the personal data of its customers and staff.",
+        ),
+        (
+            ("2. Personal data breaches",),
+            "Every personal data breach must be reported to the DPO within 24 hours of its discovery.",
+        ),
+        (("2. Personal data breaches",), "ISO 27001"),
+        (("2. Personal data breaches",), "REPORT EVERY BREACH AT ONCE."),
     ]

@@ -843,3 +843,173 @@ def test_a_glossary_set_in_two_columns_under_text_across_the_page(tmp_path: Path
     assert texts[0] == " ".join(above)
     assert texts[1:] == [f"{term}: {meaning}" for term, meaning in entries]
     assert [p.heading_path for p in doc.paragraphs if p.text.startswith("Need to know")] == [("7. Glossary",)]
+
+
+def test_paragraphs_set_without_space_after_them_end_where_the_next_word_would_have_fit(
+    tmp_path: Path,
+) -> None:
+    """Paragraphs set with no space between them (Word's "No Spacing", LibreOffice's default style), every line
+    14 pt below the last: only the lines say where a paragraph ends. A last line nearly as long as the others,
+    that ends a sentence although the next line's first word would have fit on it, was ended by its author; it
+    ran into the next paragraph ("… in the access register. No privileged account …")."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import simpleSplit
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    paragraphs = [
+        "Access rights to systems that hold personal data are granted by the system owner on a request approved by "
+        "the employee's line manager, and only for what the role needs, for as long as the role needs them.",
+        "All rights are reviewed every quarter by the system owner, who removes at once any right that is no longer "
+        "needed by its user, and records each review in the access register.",
+        "No privileged account is used for e-mail or for browsing the internet, and every privileged account uses "
+        "multi-factor authentication.",
+        "Leavers' accounts are disabled on their last working day.",
+    ]
+    width = 451.0
+    wrapped = [simpleSplit(text, "Helvetica", 11, width) for text in paragraphs]
+    widths = [stringWidth(line, "Helvetica", 11) for lines in wrapped for line in lines]
+    last = stringWidth(wrapped[1][-1], "Helvetica", 11)
+    # what the test is about: the second paragraph's last line is long, and "No" would have fit after it
+    assert last > 0.8 * max(widths)
+    assert last + stringWidth(" No", "Helvetica", 11) < max(widths)
+    path = tmp_path / "access.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.setFont("Helvetica-Bold", 14)
+    c.drawString(72, 770, "Access control")
+    c.setFont("Helvetica", 11)
+    y = 745.0
+    for lines in wrapped:
+        for line in lines:
+            c.drawString(72, y, line)
+            y -= 14
+    c.showPage()
+    c.save()
+    doc = parse_path(path)
+    b.check_invariants(doc)
+    assert [p.text for p in doc.paragraphs] == paragraphs
+
+
+def test_numbered_clauses_set_without_space_after_them_start_at_their_number(tmp_path: Path) -> None:
+    """Clauses numbered "3.1", "3.2" (no list marker: the number is the clause's text), set with no space between
+    them: where a clause's last line is full, nothing but the next clause's number says where it starts. A line
+    that opens with a clause number of the paragraph's own depth, after a sentence ended, is the next clause; a
+    number of another depth, or one within a sentence, goes on."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    clauses = [
+        [
+            "3.1 Production data is backed up at least once every 24 hours, and every backup is encrypted",
+            "with a key that is held apart from the data, in the key management service of the platform team.",
+        ],
+        [
+            "3.2 At least one copy of every backup is kept offline or in immutable storage, so that no attacker",
+            "who gains administrator access can change or delete it; the copies are kept for 35 days, or for",
+            "2.5 times the longest retention period of the data they hold, whichever is the longer.",
+        ],
+        ["3.3 Restores are tested every quarter, from the offline copy, by the platform team on call."],
+    ]
+    path = tmp_path / "backup.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.setFont("Helvetica-Bold", 14)
+    c.drawString(72, 770, "3 Backups")
+    c.setFont("Helvetica", 11)
+    y = 745.0
+    for lines in clauses:
+        for line in lines:
+            c.drawString(72, y, line)
+            y -= 14
+    c.showPage()
+    c.save()
+    doc = parse_path(path)
+    b.check_invariants(doc)
+    assert [p.text for p in doc.paragraphs] == [" ".join(lines) for lines in clauses]
+
+
+def test_bullets_written_as_letters_are_bullets(tmp_path: Path) -> None:
+    """Word draws its second-level bullet as an "o" in Courier New, and its symbol-font bullets come out of many
+    PDFs as letters (Wingdings' "§" or "Ø", where no Unicode is mapped): "o lock the screen …" ran into the item
+    above it. A letter of a symbol font, or an "o" in Courier, set apart from the text by a tab, is a bullet; an "o"
+    of the text ("o cliente", set in the body's font and spaced as a word) is not."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "bullets.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.setFont("Helvetica-Bold", 14)
+    c.drawString(72, 770, "Remote working")
+    c.setFont("Helvetica", 11)
+    c.drawString(72, 745, "When working remotely staff must:")
+    items = [
+        (72, "ZapfDingbats", "l", "protect their devices:"),
+        (90, "Courier", "o", "lock the screen whenever they leave the device, even at home;"),
+        (90, "Courier", "o", "keep the device out of sight in cars and public places;"),
+        (72, "ZapfDingbats", "l", "use the company VPN for every connection to internal systems;"),
+    ]
+    y = 729.0
+    for x, font, glyph, text in items:
+        c.setFont(font, 11)
+        c.drawString(x, y, glyph)
+        c.setFont("Helvetica", 11)
+        c.drawString(x + 18, y, text)
+        y -= 16
+    c.drawString(72, y - 10, "o cliente recebe uma cópia do contrato assinado por correio eletrónico.")
+    c.showPage()
+    c.save()
+    doc = parse_path(path)
+    b.check_invariants(doc)
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        ("list", "\n".join(["When working remotely staff must:", *(f"- {text}" for *_, text in items)])),
+        ("paragraph", "o cliente recebe uma cópia do contrato assinado por correio eletrónico."),
+    ]
+
+
+def test_headings_in_capitals_of_the_body_font_are_headings(tmp_path: Path) -> None:
+    """A policy typed without heading styles sets its headings in capitals of the body's font and size ("1.
+    PURPOSE"): they were read as list items (document metadata, page furniture) and the sections had no heading. A
+    short line of capitals that starts where a section may start is a heading now; the wrapped lines of a clause set
+    in capitals (a limitation of liability) stay the clause's, and so does a code ("ISO 27001")."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    clause = [
+        "THE PROVIDER SHALL NOT BE LIABLE TO THE CUSTOMER FOR ANY",
+        "CONSEQUENTIAL LOSS ARISING FROM THE PROCESSING",
+        "OF PERSONAL DATA UNDER THIS AGREEMENT, SAVE AS REQUIRED BY LAW.",
+    ]
+    rule = "All information security controls are certified to the standard below, every year, by an external auditor."
+    # what the test is about: the clause's middle line is a short line of six words in capitals
+    assert stringWidth(clause[1], "Helvetica", 11) < 0.7 * stringWidth(rule, "Helvetica", 11)
+    blocks: list[list[str]] = [
+        ["DATA PROTECTION POLICY"],
+        ["1. PURPOSE"],
+        ["This policy sets out how the company protects the personal data of its customers and staff."],
+        ["2. LIABILITY"],
+        clause,
+        ["3. SECURITY"],
+        [rule],
+        ["ISO 27001"],
+    ]
+    path = tmp_path / "caps.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.setTitle("")
+    c.setFont("Helvetica", 11)
+    y = 770.0
+    for lines in blocks:
+        for line in lines:
+            c.drawString(72, y, line)
+            y -= 14
+        y -= 10
+    c.showPage()
+    c.save()
+    doc = parse_path(path)
+    b.check_invariants(doc)
+    assert doc.title == "DATA PROTECTION POLICY"
+    assert [(p.heading_path[-1:], p.text) for p in doc.paragraphs] == [
+        (("1. PURPOSE",), blocks[2][0]),
+        (("2. LIABILITY",), " ".join(clause)),
+        (("3. SECURITY",), rule),
+        (("3. SECURITY",), "ISO 27001"),
+    ]

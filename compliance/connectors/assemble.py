@@ -86,6 +86,24 @@ def typed_heading_depth(text: str) -> int | None:
     return None
 
 
+def capitals_heading(text: str) -> bool:
+    """Whether a line reads as a heading by its capitals alone ("1. PURPOSE", "DATA PROTECTION POLICY"), as a policy
+    typed without heading styles sets them: after an optional section number, one to eight words, each of capital
+    letters (hyphens between them, brackets and quotes around them, and "&" allowed), four letters at least. A code
+    ("ISO 27001", "PR-07") or a line ending a sentence is none. The PDF reader checks
+    that the line is short and starts where a section may (docs/roles.md)."""
+    words = text.split()
+    if words and re.fullmatch(r"(?:\d+(?:\.\d+)*|[A-Z]|[IVX]+)[.)]?", words[0]):
+        words = words[1:]
+    if not words or len(words) > 8:
+        return False
+    for word in words:
+        core = word.strip("()[]\"'“”‘’")
+        if core != "&" and not all(part.isalpha() and part.isupper() for part in core.split("-")):
+            return False
+    return sum(c.isalpha() for c in text) >= 4
+
+
 def without_page_navigation(text: str, in_page_links: list[str]) -> str:
     """A block's ``text`` (whitespace collapsed) without the page's own navigation, given the texts of its links to
     places on the same page (HTML ``href="#…"``, Markdown ``[…](#…)``): empty when the block is nothing but such
@@ -111,8 +129,8 @@ NOTE_MARK_RE = re.compile(r"\[?[\d*†‡]+(?:[,–-]\s?[\d*†‡]+)*\]?")
 
 #: bullet glyphs (the private-use ones are symbol-font bullets: U+F0B7 …), shared with the PDF reader
 BULLET_GLYPHS = "•▪◦●○■□➢\uf0b7\uf0a7\uf076\uf0d8\uf06c\uf0fc"
-#: the bullets a list item's own text may start with
-_BULLET_GLYPHS_RE = re.compile(r"^(?:[" + re.escape(BULLET_GLYPHS + "·") + r"]+\s*|[–-]\s+)")
+#: the bullets a list item's own text may start with (and that a paragraph typed as a list item starts with)
+TYPED_BULLET_RE = re.compile(r"^(?:[" + re.escape(BULLET_GLYPHS + "·") + r"]+\s*|[–-]\s+)")
 
 
 def _without_own_marker(text: str, marker: str) -> str:
@@ -125,7 +143,7 @@ def _without_own_marker(text: str, marker: str) -> str:
         if stripped.startswith(marker) and not after[:1].isdigit() and after.strip():
             return after.lstrip()
         return text
-    m = _BULLET_GLYPHS_RE.match(stripped)
+    m = TYPED_BULLET_RE.match(stripped)
     return stripped[m.end() :] if m and stripped[m.end() :].strip() else text
 
 

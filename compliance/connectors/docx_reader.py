@@ -1,7 +1,9 @@
 """Word (.docx) connector: body paragraphs and tables in reading order, via python-docx.
 
 Only the main document body is read, so page headers and footers (separate parts), footnotes and comments never
-appear. Text boxes, deleted text (tracked changes) and the fallback copy of alternate content are skipped.
+appear. Deleted text (tracked changes) and the fallback copy of alternate content are skipped. A text box (a
+callout, a cover page's title block, a shape of a diagram) is read as paragraphs of its own after the paragraph it is
+anchored in, never into that paragraph's text, as a PDF of the document shows its text among the page's.
 Heading styles (``Heading 1`` …, or an outline level) build the heading path; ``Title`` gives the document title.
 Numbered and bulleted paragraphs become list items with a marker computed from the numbering definitions.
 Tables are read row by row as ``"Header: value; Header: value"`` using the first row as header.
@@ -15,7 +17,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from compliance.connectors.assemble import NOTE_MARK_RE, Block, assemble, table_blocks, typed_heading_depth
+from compliance.connectors.assemble import (
+    NOTE_MARK_RE,
+    TYPED_BULLET_RE,
+    Block,
+    assemble,
+    capitals_heading,
+    table_blocks,
+    typed_heading_depth,
+)
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
 from compliance.connectors.safety import check_paragraph_count, check_size, open_ooxml_zip
@@ -52,7 +62,8 @@ def _note_mark(run: Any) -> bool:
 
 
 def run_text(el: Any, *, into_tables: bool = False) -> str:
-    """Visible text of a paragraph (or any element), skipping text boxes, deletions and fallbacks."""
+    """Visible text of a paragraph (or any element), skipping text boxes (read on their own, :func:`_text_boxes`),
+    deletions and fallbacks."""
     out: list[str] = []
 
     def walk(node: Any) -> None:
@@ -242,6 +253,39 @@ class _Numbering:
         return re.sub(r"%(\d)", number, level.text).strip()
 
 
+def _typed_list(text: str) -> list[Block] | None:
+    """A paragraph that is a list typed by hand, else None: its lines (one line, or lines broken with Shift+Enter)
+    start with a typed bullet ("• ", "▪ ", "- "), as a policy written without Word's list styles has them. The lines
+    before the first bullet are the list's lead-in, a line without a bullet goes on with the item above it.
+    Before, such a list was one paragraph ("When working remotely staff must: • use the VPN; • lock …") and a
+    paragraph of one typed item no list item."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    marks = [TYPED_BULLET_RE.match(line) for line in lines]
+    first = next((i for i, m in enumerate(marks) if m is not None and lines[i][m.end() :].strip()), None)
+    if first is None:
+        return None
+    blocks = [Block("paragraph", " ".join(lines[:first]))] if first else []
+    item: list[str] = []
+    for line, m in zip(lines[first:], marks[first:], strict=True):
+        if m is not None and line[m.end() :].strip():
+            if item:
+                blocks.append(Block("list-item", " ".join(item), level=0, marker="-"))
+            item = [line[m.end() :].strip()]
+        else:
+            item.append(line)
+    blocks.append(Block("list-item", " ".join(item), level=0, marker="-"))
+    return blocks
+
+
+def _paragraph_blocks(p: Any, styles: _Styles, numbering: _Numbering) -> list[Block]:
+    block = _paragraph_block(p, styles, numbering)
+    if block is None:
+        return []
+    if block.kind == "paragraph" and (typed := _typed_list(block.text)) is not None:
+        return typed
+    return [block]
+
+
 def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | None:
     text = run_text(p)
     if not text.strip():
@@ -273,7 +317,9 @@ def _paragraph_block(p: Any, styles: _Styles, numbering: _Numbering) -> Block | 
         return Block("list-item", text, level=ilvl, marker=marker)
     if info.name.lower().startswith("list bullet"):
         return Block("list-item", text, level=0, marker="-")
-    if (level := _bold_heading_level(p, text)) is not None:
+    if (level := _bold_heading_level(p, text)) is not None or (
+        level := _capitals_heading_level(p, text)
+    ) is not None:
         return Block("heading", text.strip(), level=level)
     return Block("paragraph", text)
 
@@ -286,16 +332,31 @@ def _bold_heading_level(p: Any, text: str) -> int | None:
     return depth if depth is not None and _is_bold_row(p) else None
 
 
-def _is_bold_row(tr: Any) -> bool:
-    runs = [r for r in tr.iter(_w("r")) if "".join(t.text or "" for t in r.iter(_w("t"))).strip()]
+def _capitals_heading_level(p: Any, text: str) -> int | None:
+    """The heading level of a paragraph typed as a heading in capitals of the body's font ("1. PURPOSE", "DATA
+    PROTECTION POLICY": :func:`~compliance.connectors.assemble.capitals_heading`), written in capitals or set in
+    them by Word's "All caps" on every run; a numbered one is as deep as its number."""
+    shown = text.upper() if _all_runs(p, "caps") else text
+    if "\n" in text.strip() or not capitals_heading(shown.strip()):
+        return None
+    return typed_heading_depth(shown) or 1
+
+
+def _all_runs(p: Any, prop: str) -> bool:
+    """Whether every run of a paragraph that holds text has the on/off run property ``prop`` on."""
+    runs = [r for r in p.iter(_w("r")) if "".join(t.text or "" for t in r.iter(_w("t"))).strip()]
     if not runs:
         return False
     for r in runs:
         rpr = r.find(_w("rPr"))
-        b = rpr.find(_w("b")) if rpr is not None else None
-        if b is None or b.get(_w("val")) in ("0", "false"):
+        el = rpr.find(_w(prop)) if rpr is not None else None
+        if el is None or el.get(_w("val")) in ("0", "false"):
             return False
     return True
+
+
+def _is_bold_row(tr: Any) -> bool:
+    return _all_runs(tr, "b")
 
 
 def _table_rows(tbl: Any) -> Iterator[Block]:
@@ -367,13 +428,34 @@ def _layout_cells(tbl: Any, styles: _Styles) -> list[Any] | None:
     return None
 
 
+def _text_boxes(p: Any) -> list[Any]:
+    """The text boxes anchored in a paragraph (``w:txbxContent``), once each: the fallback copy that Word writes
+    beside a DrawingML shape, deleted runs and boxes inside a box (read with the box) are passed over."""
+    found: list[Any] = []
+
+    def walk(node: Any) -> None:
+        for child in node:
+            tag = child.tag
+            if not isinstance(tag, str) or tag in (f"{{{MC}}}Fallback", _w("del"), _w("moveFrom")):
+                continue
+            if tag == _w("txbxContent"):
+                found.append(child)
+            else:
+                walk(child)
+
+    walk(p)
+    return found
+
+
 def _body_blocks(container: Any, styles: _Styles, numbering: _Numbering) -> Iterator[Block]:
     for child in container:
         tag = child.tag
         if tag == _w("p"):
-            block = _paragraph_block(child, styles, numbering)
-            if block is not None:
-                yield block
+            yield from _paragraph_blocks(child, styles, numbering)
+            for box in _text_boxes(
+                child
+            ):  # a callout or a cover page's box: text of the page, after its anchor
+                yield from _body_blocks(box, styles, numbering)
         elif tag == _w("tbl") and (box := _single_cell(child)) is not None:
             yield from _body_blocks(box, styles, numbering)  # a box around text (a callout), not a table
         elif tag == _w("tbl") and (cells := _layout_cells(child, styles)) is not None:

@@ -50,6 +50,7 @@ from compliance.connectors.assemble import (
     BULLET_GLYPHS,
     Block,
     assemble,
+    capitals_heading,
     guess_header,
     table_blocks,
     typed_heading_depth,
@@ -74,6 +75,8 @@ _BULLET_RE = re.compile(
     + r"])\s*|([–*-]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+)"
     r"(\S.*)$"
 )
+#: a clause number of two levels or more at the start of a line ("3.2 ", "10.1.4. "), not a list marker
+_CLAUSE_NUMBER_RE = re.compile(r"^(\d{1,3}(?:\.\d{1,3})+)\.?\s+\S")
 _PAGE_NUMBER_RE = re.compile(r"^(?:(?:page|p\.|seite)\s*)?#+(?:\s*(?:of|/|von)\s*#+)?$|^[-–—]\s*#+\s*[-–—]$")
 _HYPHEN_END_RE = re.compile(r"[a-zà-ÿ]-$")
 #: share of the page height, from the top and from the bottom, where page furniture sits
@@ -129,6 +132,28 @@ def _marker(m: re.Match[str]) -> str:
 
 def _is_glyph(char_text: str) -> bool:
     return char_text.startswith("(cid:") or (len(char_text) == 1 and char_text in _GLYPH_BULLETS)
+
+
+#: fonts of symbols, whose letters are pictures: Wingdings' "§" is a square, "Ø" an arrow, "ü" a tick
+_SYMBOL_FONT_RE = re.compile(r"wingdings|webdings|dingbats|symbol", re.IGNORECASE)
+_MONO_FONT_RE = re.compile(r"courier|mono", re.IGNORECASE)
+
+
+def _letter_bullet(chars: list[dict[str, Any]], size: float) -> bool:
+    """Whether a line opens with a bullet that its PDF writes as a letter: a character of a symbol font (Wingdings'
+    "§", "Ø", "ü", where the PDF maps no Unicode to them), or Word's second-level bullet, an "o" in Courier New;
+    either set apart from the item's text by a tab (more than half the font size), not a space."""
+    body = [c for c in chars if str(c.get("text", "")).strip()]
+    if len(body) < 2 or len(str(body[0].get("text", ""))) != 1:
+        return False
+    first, second = body[0], body[1]
+    if float(second["x0"]) - float(first["x1"]) <= 0.5 * size:
+        return False
+    font = str(first.get("fontname", ""))
+    # (a converter without Courier New sets it in the monospace font it has: Liberation Mono, DejaVu Sans Mono)
+    return bool(_SYMBOL_FONT_RE.search(font)) or (
+        first.get("text") == "o" and bool(_MONO_FONT_RE.search(font))
+    )
 
 
 def _normalise(text: str) -> str:
@@ -1199,6 +1224,9 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
             chars = [c for c in raw.get("chars", []) if c.get("text", "").strip()]
             if not text or not chars or in_table(float(raw["top"]), float(raw["bottom"]), float(raw["x0"])):
                 continue
+            if _letter_bullet(chars, float(chars[-1].get("size", 0.0))) and text[:1] == chars[0].get("text"):
+                text = "◦" + text[1:]  # read as the bullet it draws
+                chars = [{**chars[0], "text": "◦"}, *chars[1:]]
             body_chars = [c for c in chars if not _is_glyph(str(c.get("text", "")))] or chars
             size = Counter(round(float(c.get("size", 0.0)) * 2) / 2 for c in body_chars).most_common(1)[0][0]
             x0 = float(raw["x0"])
@@ -1447,6 +1475,37 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     for ln in text_body:
         size_weight[ln.size] += len(ln.text)
     body_size = size_weight.most_common(1)[0][0] if size_weight else 0.0
+    # a heading in capitals is a short line (the width of each page's text, column by column), not a wrapped line of
+    # a paragraph set in capitals (a contract's limitation of liability) ...
+    extent: dict[tuple[int, int, int], tuple[float, float]] = {}
+    for ln in text_body:
+        key = (ln.page, ln.band, ln.col)
+        lo, hi = extent.get(key, (ln.x0, ln.x1))
+        extent[key] = (min(lo, ln.x0), max(hi, ln.x1))
+
+    # ... and it starts where a line may start a section: first in its column, after a line that ended a sentence or
+    # was a heading's, or set apart by space
+    after_break: set[int] = set()
+    for lines in pages:
+        prev_ln: _Line | None = None
+        for ln in lines:
+            if ln.furniture:
+                continue
+            if (
+                prev_ln is None
+                or prev_ln.table is not None
+                or (prev_ln.page, prev_ln.band, prev_ln.col) != (ln.page, ln.band, ln.col)
+                or prev_ln.text[-1:] in ".!?:;"
+                or prev_ln.bold
+                or capitals_heading(prev_ln.text)
+                or ln.top - prev_ln.bottom > 0.5 * (ln.bottom - ln.top)
+            ):
+                after_break.add(id(ln))
+            prev_ln = ln
+
+    def capitals(ln: _Line) -> bool:
+        lo, hi = extent.get((ln.page, ln.band, ln.col), (ln.x0, ln.x1))
+        return capitals_heading(ln.text) and ln.x1 - ln.x0 < 0.7 * (hi - lo) and id(ln) in after_break
 
     def heading_size(ln: _Line) -> float | None:
         if ln.table is not None or ln.furniture or _GLYPH_RE.match(ln.text):
@@ -1456,8 +1515,10 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
         if ln.side:
             return body_size
         words = ln.text.split()
-        if not ln.bold or len(words) > 12 or ln.text[-1] in ".,;:!?" or "__" in ln.text:
+        if len(words) > 12 or ln.text[-1] in ".,;:!?" or "__" in ln.text:
             return None  # a fill-in blank's bold label ("Name: ____") is no heading
+        if not ln.bold and not capitals(ln):
+            return None
         m = _BULLET_RE.match(ln.text)
         if m is None:
             return body_size
@@ -1612,18 +1673,47 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
                 short_end = (
                     ends_sentence and last.x1 - col_left < 0.8 * line_width and current.kind == "paragraph"
                 )
+                # a line that ends a sentence although the next line's first word would have fit on it was ended
+                # by its author: a paragraph set without space after it ends so, however long its last line
+                kept_short = (
+                    ends_sentence
+                    and current.kind == "paragraph"
+                    and ln.lead > 0
+                    and ln.col in right
+                    and not wrapped
+                )
+                # the document's next clause: a sentence ended and the line starts with a clause number of the
+                # paragraph's own depth ("… every 24 hours." / "3.2 At least one copy …")
+                next_clause = (
+                    ends_sentence
+                    and (number := _CLAUSE_NUMBER_RE.match(ln.text)) is not None
+                    and (own := _CLAUSE_NUMBER_RE.match(current.parts[0])) is not None
+                    and number.group(1).count(".") == own.group(1).count(".")
+                )
                 # a fill-in blank on the line after its label ("Name of the controller:" / "________")
                 blank = ln.text.startswith("__")
                 # a short line that ends in a fill-in blank ends its field ("Name: ____" / "Department: ____");
                 # a full one wraps (… "Signature: ____" / "Date: ____")
                 field_end = (
                     current.parts[-1].endswith("__")
-                    and not blank
-                    and last.x1 - col_left < 0.8 * line_width
-                    and not wrapped
+                    and (
+                        (not blank and last.x1 - col_left < 0.8 * line_width and not wrapped)
+                        # whatever its length, a field is not followed by a line of text without a blank of its own
+                        # ("Signature: ____" / "IT keeps completed checklists …")
+                        or (ln.text[:1].isupper() and "__" not in ln.text)
+                    )
                 )
                 breaks = gap > para_gap or (
-                    not blank and (indented_start or hanging or list_end or short_end or field_end)
+                    not blank
+                    and (
+                        indented_start
+                        or hanging
+                        or list_end
+                        or short_end
+                        or kept_short
+                        or next_clause
+                        or field_end
+                    )
                 )
             if breaks:
                 yield from flush()
