@@ -1013,3 +1013,29 @@ def test_headings_in_capitals_of_the_body_font_are_headings(tmp_path: Path) -> N
         (("3. SECURITY",), rule),
         (("3. SECURITY",), "ISO 27001"),
     ]
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["Microsoft Word - DPP_v3_final.docx", "untitled", "Document1", r"C:\Users\jsmith\Desktop\dpp.doc"],
+)
+def test_a_title_a_program_wrote_gives_way_to_the_first_heading(tmp_path: Path, written: str) -> None:
+    """A PDF printed from Word by a printer driver carries "Microsoft Word - DPP_v3_final.docx" as its title, and
+    other programs "untitled", "Document1" or a file's path: that is no title a reviewer should see in a report.
+    The document's first heading is its title then; an author's title is kept."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    titles = []
+    for name, title in [("driver.pdf", written), ("author.pdf", "Data Protection Policy (2025)")]:
+        path = tmp_path / name
+        c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+        c.setTitle(title)
+        c.setFont("Helvetica-Bold", 16)
+        c.drawString(72, 770, "Data Protection Policy")
+        c.setFont("Helvetica", 11)
+        c.drawString(72, 740, "Personal data breaches are reported to the Data Protection Officer at once.")
+        c.showPage()
+        c.save()
+        titles.append(parse_path(path).title)
+    assert titles == ["Data Protection Policy", "Data Protection Policy (2025)"]

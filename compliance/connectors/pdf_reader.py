@@ -1725,11 +1725,23 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
     yield from flush()
 
 
+#: a title a program wrote in the PDF's metadata rather than its author: a placeholder ("untitled", "Document1"),
+#: a printer driver's "Microsoft Word - policy.docx", a file name or path
+_GENERATED_TITLE_RE = re.compile(
+    r"^(?:untitled\b.*|(?:document|doc|dokument)\s*\d*|microsoft\s+\w+\s+-\s.*"
+    r"|.*\.(?:docx?|dotx?|odt|rtf|pdf|pptx?|xlsx?|html?|txt|md)|[a-z]:\\.*|/.*)$",
+    re.IGNORECASE,
+)
+
+
 def _title(metadata: dict[str, Any]) -> str:
+    """The title in the PDF's metadata, unless a program wrote it (:data:`_GENERATED_TITLE_RE`): then none, and the
+    document's first heading or its file name is its title."""
     value = metadata.get("Title")
     if isinstance(value, bytes):
         value = value.decode("utf-8", errors="replace")
-    return value.strip() if isinstance(value, str) else ""
+    title = value.strip() if isinstance(value, str) else ""
+    return "" if _GENERATED_TITLE_RE.match(title) else title
 
 
 def parse_pdf(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
