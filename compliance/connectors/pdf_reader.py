@@ -1698,9 +1698,10 @@ def _blocks(pages: list[list[_Line]]) -> Iterator[Block]:
                     current.parts[-1].endswith("__")
                     and (
                         (not blank and last.x1 - col_left < 0.8 * line_width and not wrapped)
-                        # whatever its length, a field is not followed by a line of text without a blank of its own
-                        # ("Signature: ____" / "IT keeps completed checklists …")
-                        or (ln.text[:1].isupper() and "__" not in ln.text)
+                        # whatever its length, a field is not followed by a line of text that is no field
+                        # ("Signature: ____" / "IT keeps completed checklists …"; a field goes on with "Project
+                        # manager:" / "____", or "Date: [DD/MM/YYYY]")
+                        or (ln.text[:1].isupper() and "__" not in ln.text and ":" not in ln.text)
                     )
                 )
                 breaks = gap > para_gap or (
