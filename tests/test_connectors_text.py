@@ -493,3 +493,31 @@ def test_reference_marks_of_notes_are_no_text_in_html_and_markdown() -> None:
         "Breaches are notified within 72 hours, as Article 33 requires.",
         "Regulation (EU) 2016/679. See the EDPB guidelines.",  # the notes stay, without their labels
     ]
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "<p>When working remotely staff must:<br>• use the company VPN for all connections;<br>"
+        "• lock their screen when they leave the device;<br>• never let others use a work device.</p>",
+        "<p>When working remotely staff must:</p><p>• use the company VPN for all connections;</p>"
+        "<p>▪ lock their screen when they leave the device;</p><p>- never let others use a work device.</p>",
+    ],
+    ids=["lines-broken-with-br", "paragraph-per-item"],
+)
+def test_a_list_typed_in_paragraphs_of_a_web_page_is_a_list(typed: str) -> None:
+    """A page written in a content editor without its list button types the bullets: "<br>• …" lines under the
+    lead-in, or a <p> per item. It reads as the <ul> it stands for (before, the <br> lines were one paragraph, taken
+    for a form and never mapped)."""
+    listed = (
+        "<p>When working remotely staff must:</p><ul><li>use the company VPN for all connections;</li>"
+        "<li>lock their screen when they leave the device;</li><li>never let others use a work device.</li></ul>"
+    )
+    rule = "<p>All personal data breaches are reported to the DPO within 24 hours of their discovery.</p>"
+    page = "<html><body><main><h1>Remote working</h1>{}{}</main></body></html>"
+    got = parse_bytes(page.format(typed, rule).encode(), "typed.html")
+    want = parse_bytes(page.format(listed, rule).encode(), "listed.html")
+    assert [(p.kind, p.role, p.text) for p in got.paragraphs] == [
+        (p.kind, p.role, p.text) for p in want.paragraphs
+    ]
+    assert got.paragraphs[0].kind == "list" and got.paragraphs[0].role == "statement"

@@ -133,6 +133,30 @@ BULLET_GLYPHS = "•▪◦●○■□➢\uf0b7\uf0a7\uf076\uf0d8\uf06c\uf0fc"
 TYPED_BULLET_RE = re.compile(r"^(?:[" + re.escape(BULLET_GLYPHS + "·") + r"]+\s*|[–-]\s+)")
 
 
+def typed_list_blocks(text: str) -> list[Block] | None:
+    """A paragraph that is a list typed by hand, else None: its lines (one line, or lines broken by hand) start
+    with a typed bullet ("• ", "▪ ", "- "), as a policy written without Word's list styles has them. The lines
+    before the first bullet are the list's lead-in, a line without a bullet goes on with the item above it.
+    The DOCX reader reads a paragraph so (lines broken with Shift+Enter), the HTML reader a ``<p>`` (lines broken
+    with ``<br>``)."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    marks = [TYPED_BULLET_RE.match(line) for line in lines]
+    first = next((i for i, m in enumerate(marks) if m is not None and lines[i][m.end() :].strip()), None)
+    if first is None:
+        return None
+    blocks = [Block("paragraph", " ".join(lines[:first]))] if first else []
+    item: list[str] = []
+    for line, m in zip(lines[first:], marks[first:], strict=True):
+        if m is not None and line[m.end() :].strip():
+            if item:
+                blocks.append(Block("list-item", " ".join(item), level=0, marker="-"))
+            item = [line[m.end() :].strip()]
+        else:
+            item.append(line)
+    blocks.append(Block("list-item", " ".join(item), level=0, marker="-"))
+    return blocks
+
+
 def _without_own_marker(text: str, marker: str) -> str:
     """A list item's text without a copy of its own marker at its start: an exported page that writes the number
     or the bullet into the item ("<li><span>1.</span>Store …</li>", a symbol-font bullet U+F0B7) read as

@@ -19,12 +19,12 @@ from typing import Any
 
 from compliance.connectors.assemble import (
     NOTE_MARK_RE,
-    TYPED_BULLET_RE,
     Block,
     assemble,
     capitals_heading,
     table_blocks,
     typed_heading_depth,
+    typed_list_blocks,
 )
 from compliance.connectors.config import SplitConfig
 from compliance.connectors.document import ParsedDocument
@@ -253,35 +253,11 @@ class _Numbering:
         return re.sub(r"%(\d)", number, level.text).strip()
 
 
-def _typed_list(text: str) -> list[Block] | None:
-    """A paragraph that is a list typed by hand, else None: its lines (one line, or lines broken with Shift+Enter)
-    start with a typed bullet ("• ", "▪ ", "- "), as a policy written without Word's list styles has them. The lines
-    before the first bullet are the list's lead-in, a line without a bullet goes on with the item above it.
-    Before, such a list was one paragraph ("When working remotely staff must: • use the VPN; • lock …") and a
-    paragraph of one typed item no list item."""
-    lines = [line.strip() for line in text.split("\n") if line.strip()]
-    marks = [TYPED_BULLET_RE.match(line) for line in lines]
-    first = next((i for i, m in enumerate(marks) if m is not None and lines[i][m.end() :].strip()), None)
-    if first is None:
-        return None
-    blocks = [Block("paragraph", " ".join(lines[:first]))] if first else []
-    item: list[str] = []
-    for line, m in zip(lines[first:], marks[first:], strict=True):
-        if m is not None and line[m.end() :].strip():
-            if item:
-                blocks.append(Block("list-item", " ".join(item), level=0, marker="-"))
-            item = [line[m.end() :].strip()]
-        else:
-            item.append(line)
-    blocks.append(Block("list-item", " ".join(item), level=0, marker="-"))
-    return blocks
-
-
 def _paragraph_blocks(p: Any, styles: _Styles, numbering: _Numbering) -> list[Block]:
     block = _paragraph_block(p, styles, numbering)
     if block is None:
         return []
-    if block.kind == "paragraph" and (typed := _typed_list(block.text)) is not None:
+    if block.kind == "paragraph" and (typed := typed_list_blocks(block.text)) is not None:
         return typed
     return [block]
 

@@ -32,6 +32,7 @@ from compliance.connectors.assemble import (
     assemble,
     table_blocks,
     typed_heading_depth,
+    typed_list_blocks,
     without_page_navigation,
 )
 from compliance.connectors.config import SplitConfig
@@ -145,6 +146,16 @@ def _in_page_link(tag: Any) -> bool:
 
 def _squash(text: str) -> str:
     return "".join(text.split())
+
+
+def _typed_list(node: Any, text: str) -> list[Block] | None:
+    """A paragraph typed as a list (:func:`~compliance.connectors.assemble.typed_list_blocks`: bullets typed at the
+    start of the paragraph or of its lines after a ``<br>``), unless the page's own navigation was taken out of it
+    (``text``, its text without that navigation, then differs from its whole text)."""
+    raw = _inline(node)
+    if " ".join(raw.split()) != text:
+        return None
+    return typed_list_blocks(raw)
 
 
 def _without_page_navigation(node: Any) -> str:
@@ -336,6 +347,8 @@ def _walk(node: Any) -> Iterator[Block]:
                 text and name == "p" and _all_bold(child) and (depth := typed_heading_depth(text)) is not None
             ):
                 yield Block("heading", text, level=_TYPED_HEADING - depth)  # placed by _place_typed_headings
+            elif text and (typed := _typed_list(child, text)) is not None:
+                yield from typed  # "When working remotely staff must:<br>• use the VPN …<br>• lock …"
             elif text:
                 yield Block("paragraph", text)
         elif name in ("ul", "ol"):
