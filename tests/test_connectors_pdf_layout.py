@@ -1039,3 +1039,53 @@ def test_a_title_a_program_wrote_gives_way_to_the_first_heading(tmp_path: Path, 
         c.save()
         titles.append(parse_path(path).title)
     assert titles == ["Data Protection Policy", "Data Protection Policy (2025)"]
+
+
+def _pdf_with_unmapped_font(lines: list[tuple[str, bool]]) -> bytes:
+    """A one-page PDF written by hand: each line in Helvetica, or (``True``) in a CID font with no Unicode map and
+    no embedded glyphs, whose text pdfminer can only give as "(cid:68)(cid:97)…" codes."""
+    ops = []
+    for i, (text, unmapped) in enumerate(lines):
+        shown = f"<{''.join(f'{ord(ch):04X}' for ch in text)}>" if unmapped else f"({text})"
+        ops.append(f"BT /{'F1' if unmapped else 'F2'} 11 Tf 72 {770 - 20 * i} Td {shown} Tj ET")
+    stream = "\n".join(ops).encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R /F2 8 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /ABCDEF+Custom /Encoding /Identity-H /DescendantFonts [6 0 R] >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /ABCDEF+Custom /DW 500 /FontDescriptor 7 0 R"
+        b" /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> >>",
+        b"<< /Type /FontDescriptor /FontName /ABCDEF+Custom /Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0"
+        b" /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_text_that_decodes_to_no_characters_is_not_read_as_text(tmp_path: Path) -> None:
+    """A font embedded without its Unicode map gives its text as "(cid:68)(cid:97)…": such paragraphs were read,
+    given roles ("statement") and linked. A PDF whose text is mostly such codes is refused with a clear error (as a
+    scanned one is); in a PDF that sets only some lines so, those lines are left out and the rest is read."""
+    from compliance.errors import DocumentError
+
+    rule = "Personal data breaches are reported to the Data Protection Officer within 24 hours."
+    garbled = tmp_path / "garbled.pdf"
+    garbled.write_bytes(_pdf_with_unmapped_font([("Data Protection Policy", True), (rule, True)]))
+    with pytest.raises(DocumentError, match="cannot be decoded"):
+        parse_path(garbled)
+    mixed = tmp_path / "mixed.pdf"
+    mixed.write_bytes(_pdf_with_unmapped_font([("Data Protection Policy", True), (rule, False)]))
+    doc = parse_path(mixed)
+    assert [p.text for p in doc.paragraphs] == [rule]
+    assert "cid:" not in doc.text

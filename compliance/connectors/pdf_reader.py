@@ -1735,6 +1735,28 @@ _GENERATED_TITLE_RE = re.compile(
 )
 
 
+_CID_RE = re.compile(r"\(cid:\d+\)")
+
+
+def _without_undecodable(pages: list[list[_Line]]) -> tuple[list[list[_Line]], float]:
+    """The pages without the lines whose text is mostly glyph codes the PDF maps to no character ("(cid:68)(cid:97)
+    …": a font embedded without its Unicode map), and the share of all the text's glyphs those codes are. A bullet
+    that comes out as "(cid:127)" before a line of text keeps its line; tables are kept."""
+    codes = glyphs = 0
+    out: list[list[_Line]] = []
+    for lines in pages:
+        kept: list[_Line] = []
+        for ln in lines:
+            n = len(_CID_RE.findall(ln.text))
+            letters = sum(c.isalnum() for c in _CID_RE.sub("", ln.text))
+            codes += n
+            glyphs += n + letters
+            if ln.table is not None or n <= letters:
+                kept.append(ln)
+        out.append(kept)
+    return out, codes / glyphs if glyphs else 0.0
+
+
 def _title(metadata: dict[str, Any]) -> str:
     """The title in the PDF's metadata, unless a program wrote it (:data:`_GENERATED_TITLE_RE`): then none, and the
     document's first heading or its file name is its title."""
@@ -1791,6 +1813,13 @@ def parse_pdf(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
         if _is_encryption_error(e):
             raise EncryptedDocumentError(source, "the PDF is password-protected; remove the password") from e
         raise DocumentError(source, f"the PDF could not be read: {type(e).__name__}: {e}") from e
+    pages, garbled = _without_undecodable(pages)
+    if garbled > 0.5:
+        raise DocumentError(
+            source,
+            "the PDF's text cannot be decoded: its fonts map their glyphs to no characters (the text reads as "
+            "(cid:…) codes); save it again as PDF with its fonts embedded, or run OCR",
+        )
     pages = _drop_running_lines(pages)
     _mark_margin_lines(pages)
     pages = _join_broken_rows(pages)
