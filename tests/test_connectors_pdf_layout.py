@@ -165,6 +165,35 @@ def _draw_lines(path: Path, lines: list[str]) -> Path:
     return _draw_rows(path, [(72.0, 740.0 - 14 * i, text, False) for i, text in enumerate(lines)], [])
 
 
+def _typeset(
+    path: Path, heading: str | None, paragraphs: list[list[str]], *, space_after: float
+) -> ParsedDocument:
+    """A page with ``heading`` (Helvetica-Bold 14, none when None) and the ``paragraphs`` below it, each given as its
+    lines (Helvetica 11, 14 pt apart), ``space_after`` points more after each paragraph; the page read back (its
+    invariants checked)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.setTitle("")
+    y = 770.0
+    if heading is not None:
+        c.setFont("Helvetica-Bold", 14)
+        c.drawString(72, y, heading)
+        y -= 25
+    c.setFont("Helvetica", 11)
+    for lines in paragraphs:
+        for line in lines:
+            c.drawString(72, y, line)
+            y -= 14
+        y -= space_after
+    c.showPage()
+    c.save()
+    doc = parse_path(path)
+    b.check_invariants(doc)
+    return doc
+
+
 def test_a_label_value_block_is_read_as_labelled_rows(tmp_path: Path) -> None:
     """A document-control block set with a tab stop ran into one paragraph ("Document owner Chief Information
     Security Officer Version 2.1 …"); it is now one "label: value" row per line, a value wrapped onto a second
@@ -698,30 +727,13 @@ def test_one_line_paragraphs_set_apart_by_space_stay_apart(tmp_path: Path) -> No
     between its lines are gaps between paragraphs, and the reader took them for its line spacing, so the note ran
     together two paragraphs at a time. The gap where a sentence wraps (its next word did not fit) says what a
     line's gap is."""
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
     paragraphs = [
         ["Recordings of customer service calls are deleted automatically after 30 days."],
         ["Chat transcripts are kept for 12 months to handle complaints and are then", "anonymised."],
         ["Complaint files are kept for three years after the complaint is closed."],
         ["These periods were agreed with the Data Protection Officer in 2024."],
     ]
-    path = tmp_path / "note.pdf"
-    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
-    c.setFont("Helvetica-Bold", 14)
-    c.drawString(72, 770, "Retention rules for customer service")
-    c.setFont("Helvetica", 11)
-    y = 740.0
-    for lines in paragraphs:
-        for line in lines:
-            c.drawString(72, y, line)
-            y -= 14
-        y -= 10
-    c.showPage()
-    c.save()
-    doc = parse_path(path)
-    b.check_invariants(doc)
+    doc = _typeset(tmp_path / "note.pdf", "Retention rules for customer service", paragraphs, space_after=10)
     assert [p.text for p in doc.paragraphs] == [" ".join(lines) for lines in paragraphs]
 
 
@@ -852,10 +864,8 @@ def test_paragraphs_set_without_space_after_them_end_where_the_next_word_would_h
     14 pt below the last: only the lines say where a paragraph ends. A last line nearly as long as the others,
     that ends a sentence although the next line's first word would have fit on it, was ended by its author; it
     ran into the next paragraph ("… in the access register. No privileged account …")."""
-    from reportlab.lib.pagesizes import A4
     from reportlab.lib.utils import simpleSplit
     from reportlab.pdfbase.pdfmetrics import stringWidth
-    from reportlab.pdfgen import canvas
 
     paragraphs = [
         "Access rights to systems that hold personal data are granted by the system owner on a request approved by "
@@ -873,20 +883,7 @@ def test_paragraphs_set_without_space_after_them_end_where_the_next_word_would_h
     # what the test is about: the second paragraph's last line is long, and "No" would have fit after it
     assert last > 0.8 * max(widths)
     assert last + stringWidth(" No", "Helvetica", 11) < max(widths)
-    path = tmp_path / "access.pdf"
-    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
-    c.setFont("Helvetica-Bold", 14)
-    c.drawString(72, 770, "Access control")
-    c.setFont("Helvetica", 11)
-    y = 745.0
-    for lines in wrapped:
-        for line in lines:
-            c.drawString(72, y, line)
-            y -= 14
-    c.showPage()
-    c.save()
-    doc = parse_path(path)
-    b.check_invariants(doc)
+    doc = _typeset(tmp_path / "access.pdf", "Access control", wrapped, space_after=0)
     assert [p.text for p in doc.paragraphs] == paragraphs
 
 
@@ -895,8 +892,6 @@ def test_numbered_clauses_set_without_space_after_them_start_at_their_number(tmp
     them: where a clause's last line is full, nothing but the next clause's number says where it starts. A line
     that opens with a clause number of the paragraph's own depth, after a sentence ended, is the next clause; a
     number of another depth, or one within a sentence, goes on."""
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
 
     clauses = [
         [
@@ -910,20 +905,7 @@ def test_numbered_clauses_set_without_space_after_them_start_at_their_number(tmp
         ],
         ["3.3 Restores are tested every quarter, from the offline copy, by the platform team on call."],
     ]
-    path = tmp_path / "backup.pdf"
-    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
-    c.setFont("Helvetica-Bold", 14)
-    c.drawString(72, 770, "3 Backups")
-    c.setFont("Helvetica", 11)
-    y = 745.0
-    for lines in clauses:
-        for line in lines:
-            c.drawString(72, y, line)
-            y -= 14
-    c.showPage()
-    c.save()
-    doc = parse_path(path)
-    b.check_invariants(doc)
+    doc = _typeset(tmp_path / "backup.pdf", "3 Backups", clauses, space_after=0)
     assert [p.text for p in doc.paragraphs] == [" ".join(lines) for lines in clauses]
 
 
@@ -970,9 +952,7 @@ def test_headings_in_capitals_of_the_body_font_are_headings(tmp_path: Path) -> N
     PURPOSE"): they were read as list items (document metadata, page furniture) and the sections had no heading. A
     short line of capitals that starts where a section may start is a heading now; the wrapped lines of a clause set
     in capitals (a limitation of liability) stay the clause's, and so does a code ("ISO 27001")."""
-    from reportlab.lib.pagesizes import A4
     from reportlab.pdfbase.pdfmetrics import stringWidth
-    from reportlab.pdfgen import canvas
 
     clause = [
         "THE PROVIDER SHALL NOT BE LIABLE TO THE CUSTOMER FOR ANY",
@@ -992,20 +972,7 @@ def test_headings_in_capitals_of_the_body_font_are_headings(tmp_path: Path) -> N
         [rule],
         ["ISO 27001"],
     ]
-    path = tmp_path / "caps.pdf"
-    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
-    c.setTitle("")
-    c.setFont("Helvetica", 11)
-    y = 770.0
-    for lines in blocks:
-        for line in lines:
-            c.drawString(72, y, line)
-            y -= 14
-        y -= 10
-    c.showPage()
-    c.save()
-    doc = parse_path(path)
-    b.check_invariants(doc)
+    doc = _typeset(tmp_path / "caps.pdf", None, blocks, space_after=10)
     assert doc.title == "DATA PROTECTION POLICY"
     assert [(p.heading_path[-1:], p.text) for p in doc.paragraphs] == [
         (("1. PURPOSE",), blocks[2][0]),
