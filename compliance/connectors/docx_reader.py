@@ -254,6 +254,7 @@ class _Numbering:
 
 
 def _paragraph_blocks(p: Any, styles: _Styles, numbering: _Numbering) -> list[Block]:
+    """A paragraph's block, or the list it types by hand (:func:`~compliance.connectors.assemble.typed_list_blocks`)."""
     block = _paragraph_block(p, styles, numbering)
     if block is None:
         return []
@@ -428,9 +429,8 @@ def _body_blocks(container: Any, styles: _Styles, numbering: _Numbering) -> Iter
         tag = child.tag
         if tag == _w("p"):
             yield from _paragraph_blocks(child, styles, numbering)
-            for box in _text_boxes(
-                child
-            ):  # a callout or a cover page's box: text of the page, after its anchor
+            # a callout's or a cover page's text box: text of the page, after its anchor
+            for box in _text_boxes(child):
                 yield from _body_blocks(box, styles, numbering)
         elif tag == _w("tbl") and (box := _single_cell(child)) is not None:
             yield from _body_blocks(box, styles, numbering)  # a box around text (a callout), not a table
