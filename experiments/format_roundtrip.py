@@ -1,7 +1,7 @@
 """The readers checked against real converters: each labelled document of the role set is converted by the tools
-that publish policies (LibreOffice prints a Word document to PDF and exports it to HTML; pandoc turns a Markdown
-document into Word and HTML, and LibreOffice prints that Word file to PDF), and the converted file is read beside
-its original. A paragraph of the original "comes out" when the converted file has a paragraph of the same text
+that publish policies (LibreOffice prints a Word document to PDF and exports it to HTML and OpenDocument; pandoc
+turns a Markdown document into Word and HTML, and LibreOffice prints that Word file to PDF), and the converted file
+is read beside its original. A paragraph of the original "comes out" when the converted file has a paragraph of the same text
 (whitespace collapsed, typographic quotes read as plain ones).
 
     python tools/roles/build_role_set.py                   # var/role-set/docs
@@ -160,9 +160,11 @@ def main(argv: list[str] | None = None) -> None:
     if shutil.which("soffice"):
         _soffice(docx, "pdf", work / "docx-pdf")
         _soffice(docx, "html:XHTML Writer File:UTF8", work / "docx-html")
+        _soffice(docx, "odt", work / "docx-odt")
         routes += [
             ("Word → PDF (LibreOffice)", docx, work / "docx-pdf", ".pdf"),
             ("Word → HTML (LibreOffice)", docx, work / "docx-html", ".html"),
+            ("Word → OpenDocument (LibreOffice)", docx, work / "docx-odt", ".odt"),
         ]
     else:
         print("soffice not found: the LibreOffice routes are left out")

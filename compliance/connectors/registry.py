@@ -45,6 +45,9 @@ _DOCX = ConnectorSpec(
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "compliance.connectors.docx_reader:parse_docx",
 )
+_ODT = ConnectorSpec(
+    "odt", "application/vnd.oasis.opendocument.text", "compliance.connectors.odt_reader:parse_odt"
+)
 _PDF = ConnectorSpec("pdf", "application/pdf", "compliance.connectors.pdf_reader:parse_pdf")
 _TEXT = ConnectorSpec("text", "text/plain", "compliance.connectors.text_reader:parse_text")
 _MD = ConnectorSpec("markdown", "text/markdown", "compliance.connectors.text_reader:parse_markdown")
@@ -58,6 +61,7 @@ _CSV = ConnectorSpec("csv", "text/csv", "compliance.connectors.sheet_reader:pars
 
 CONNECTORS: dict[str, ConnectorSpec] = {
     ".docx": _DOCX,
+    ".odt": _ODT,
     ".pdf": _PDF,
     ".txt": _TEXT,
     ".text": _TEXT,

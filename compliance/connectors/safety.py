@@ -116,8 +116,8 @@ def _bomb(source: str, limit: int) -> DocumentTooLargeError:
 
 
 #: what a package with this main part is, for error messages
-_KIND = {"word/document.xml": ".docx", "xl/workbook.xml": ".xlsx"}
-_LEGACY = {"word/document.xml": ".doc", "xl/workbook.xml": ".xls"}
+_KIND = {"word/document.xml": ".docx", "xl/workbook.xml": ".xlsx", "content.xml": ".odt"}
+_LEGACY = {"word/document.xml": ".doc", "xl/workbook.xml": ".xls", "content.xml": ".doc"}
 
 
 def open_ooxml_zip(data: bytes, source: str, config: SplitConfig, main_part: str) -> zipfile.ZipFile:
