@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -481,4 +482,35 @@ def test_headings_typed_in_capitals_are_headings(tmp_path: Path) -> None:
         ),
         (("2. Personal data breaches",), "ISO 27001"),
         (("2. Personal data breaches",), "REPORT EVERY BREACH AT ONCE."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("suffix", "content_type"),
+    [
+        (".dotx", "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml"),
+        (".docm", "application/vnd.ms-word.document.macroEnabled.main+xml"),
+        (".dotm", "application/vnd.ms-word.template.macroEnabledTemplate.main+xml"),
+    ],
+)
+def test_word_templates_and_macro_enabled_documents_read_as_the_document(
+    policy_docx: Path, suffix: str, content_type: str
+) -> None:
+    """A policy kept as a Word template (.dotx) or a macro-enabled document (.docm, .dotm) has the parts of a .docx;
+    python-docx refused it ("not a Word file, content type is …"), and the batch skipped it. Its text reads as the
+    document's (macros are never run)."""
+    import zipfile
+
+    data = policy_docx.read_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        types = z.read("[Content_Types].xml")
+    document_type = b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+    assert document_type in types
+    variant = b.replace_member(
+        data, "[Content_Types].xml", types.replace(document_type, content_type.encode())
+    )
+    doc = parse_bytes(variant, f"policy{suffix}")
+    word = parse_path(policy_docx)
+    assert [(p.kind, p.heading_path, p.text) for p in doc.paragraphs] == [
+        (p.kind, p.heading_path, p.text) for p in word.paragraphs
     ]

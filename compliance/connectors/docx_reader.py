@@ -445,6 +445,36 @@ def _body_blocks(container: Any, styles: _Styles, numbering: _Numbering) -> Iter
                 yield from _body_blocks(content, styles, numbering)
 
 
+#: the main part's content type of a Word document, and of the other packages with the same parts: a template
+#: (.dotx), a macro-enabled document or template (.docm, .dotm)
+_DOCUMENT_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+_SAME_PARTS = (
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",
+    "application/vnd.ms-word.document.macroEnabled.main+xml",
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+)
+
+
+def _as_document(archive: Any, data: bytes) -> bytes:
+    """``data`` as python-docx opens it: a template or macro-enabled package (checked safe already) copied with its
+    main part declared a document's, which python-docx requires (the parts are the same; macros are never run,
+    only the XML is read); a document as it is."""
+    import zipfile
+
+    types = archive.read("[Content_Types].xml") if "[Content_Types].xml" in archive.namelist() else b""
+    found = next((t for t in _SAME_PARTS if t.encode() in types), None)
+    if found is None:
+        return data
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as copy:
+        for info in archive.infolist():
+            body = archive.read(info)
+            if info.filename == "[Content_Types].xml":
+                body = body.replace(found.encode(), _DOCUMENT_TYPE.encode())
+            copy.writestr(info, body)
+    return out.getvalue()
+
+
 def parse_docx(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
     """Parse a .docx file.
 
@@ -462,7 +492,8 @@ def parse_docx(data: bytes, source: str, config: SplitConfig) -> ParsedDocument:
         DocumentTooLargeError: Over the size limits or a zip bomb.
     """
     check_size(data, source, config)
-    open_ooxml_zip(data, source, config, "word/document.xml").close()
+    with open_ooxml_zip(data, source, config, "word/document.xml") as archive:
+        data = _as_document(archive, data)
     import docx
 
     try:

@@ -61,6 +61,9 @@ _CSV = ConnectorSpec("csv", "text/csv", "compliance.connectors.sheet_reader:pars
 
 CONNECTORS: dict[str, ConnectorSpec] = {
     ".docx": _DOCX,
+    ".docm": _DOCX,  # a Word document with macros (never run: only its text is read)
+    ".dotx": _DOCX,  # a Word template
+    ".dotm": _DOCX,
     ".odt": _ODT,
     ".pdf": _PDF,
     ".txt": _TEXT,
