@@ -149,3 +149,30 @@ def _without_member(package: bytes, name: str) -> bytes:
             if info.filename != name:
                 dst.writestr(info, src.read(info))
     return out.getvalue()
+
+
+def test_numbered_headings_are_headings_with_their_numbers() -> None:
+    """LibreOffice writes each heading numbered by a list (Word's numbered "Heading 1") as a list of its own that
+    continues the one before it. They were read as list items, each numbered "1."; they are headings, numbered on
+    ("1. Purpose", "2. Scope"), as the Word reader reads them."""
+    styles = (
+        '<text:list-style style:name="WWNum5"><text:list-level-style-number text:level="1" style:num-format="1"'
+        ' style:num-suffix="."/></text:list-style>'
+    )
+    sections = [
+        ("Purpose", "This policy sets out how the company protects the personal data it holds."),
+        ("Scope", "It applies to all staff, contractors and suppliers who handle personal data."),
+    ]
+    body = ""
+    for i, (name, text) in enumerate(sections):
+        continues = ' text:continue-numbering="true"' if i else ""
+        body += (
+            f'<text:list text:style-name="WWNum5"{continues}><text:list-item><text:h text:outline-level="1">{name}'
+            f"</text:h></text:list-item></text:list><text:p>{text}</text:p>"
+        )
+    doc = parse_bytes(b.odt_bytes(body, styles=styles), "numbered.odt")
+    assert [(p.heading_path, p.kind) for p in doc.paragraphs] == [
+        (("1. Purpose",), "paragraph"),
+        (("2. Scope",), "paragraph"),
+    ]
+    assert doc.title == "1. Purpose"

@@ -217,6 +217,9 @@ def _all_bold(p: Any, styles: _Styles) -> bool:
 class _Reader:
     def __init__(self, styles: _Styles) -> None:
         self.styles = styles
+        # the last number given at each level of each list style, for a list that continues the one before it
+        # (LibreOffice writes each numbered heading as a list of its own, "continue-numbering")
+        self.counts: dict[tuple[str, int], int] = {}
 
     def body(self, container: Any) -> Iterator[Block]:
         for child in container:
@@ -264,7 +267,9 @@ class _Reader:
         style = node.get(_q("text:style-name")) or style
         fmt, prefix, suffix = self.styles.lists.get(style or "", {}).get(depth + 1, ("-", "", ""))
         start = node.get(_q("text:start-value"))
-        n = int(start) - 1 if start and start.isdigit() else 0
+        continues = node.get(_q("text:continue-numbering")) == "true" or node.get(_q("text:continue-list"))
+        key = (style or "", depth)
+        n = int(start) - 1 if start and start.isdigit() else self.counts.get(key, 0) if continues else 0
         for item in node:
             if item.tag not in (_q("text:list-item"), _q("text:list-header")):
                 continue
@@ -272,12 +277,23 @@ class _Reader:
             if numbered:
                 value = item.get(_q("text:start-value"))
                 n = int(value) if value and value.isdigit() else n + 1
+                self.counts[key] = n
             marker = "-" if fmt == "-" or not numbered else f"{prefix}{_number(n, fmt)}{suffix}"
             for child in item:
                 if child.tag == _q("text:list"):
                     yield from self.list(child, depth + 1, style)
-                elif child.tag in (_q("text:p"), _q("text:h")):
+                elif child.tag == _q("text:h"):  # a numbered heading: its number is part of its name
                     parts: list[str] = []
+                    _inline(child, parts)
+                    name = " ".join("".join(parts).split())
+                    level = child.get(_q("text:outline-level"))
+                    if name:
+                        numbered_name = name if marker == "-" else f"{marker} {name}"
+                        yield Block(
+                            "heading", numbered_name, level=int(level) if level and level.isdigit() else 1
+                        )
+                elif child.tag == _q("text:p"):
+                    parts = []
                     _inline(child, parts)
                     text = "".join(parts)
                     if text.strip():
