@@ -502,12 +502,14 @@ def test_reference_marks_of_notes_are_no_text_in_html_and_markdown() -> None:
         "• lock their screen when they leave the device;<br>• never let others use a work device.</p>",
         "<p>When working remotely staff must:</p><p>• use the company VPN for all connections;</p>"
         "<p>▪ lock their screen when they leave the device;</p><p>- never let others use a work device.</p>",
+        "<div>When working remotely staff must:<br>• use the company VPN for all connections;<br>"
+        "• lock their screen when they leave the device;<br>• never let others use a work device.</div>",
     ],
-    ids=["lines-broken-with-br", "paragraph-per-item"],
+    ids=["lines-broken-with-br", "paragraph-per-item", "text-in-a-div"],
 )
 def test_a_list_typed_in_paragraphs_of_a_web_page_is_a_list(typed: str) -> None:
     """A page written in a content editor without its list button types the bullets: "<br>• …" lines under the
-    lead-in, or a <p> per item. It reads as the <ul> it stands for (before, the <br> lines were one paragraph, taken
+    lead-in (in a <p>, or as text loose in a <div>), or a <p> per item. It reads as the <ul> it stands for (before, the <br> lines were one paragraph, taken
     for a form and never mapped)."""
     listed = (
         "<p>When working remotely staff must:</p><ul><li>use the company VPN for all connections;</li>"

@@ -310,12 +310,16 @@ def _walk(node: Any) -> Iterator[Block]:
     navigation: list[str] = []  # the loose text's in-page links ("Skip to main content" under <body>)
 
     def flush() -> Iterator[Block]:
-        text = " ".join("".join(loose).split())
+        raw = "".join(loose)
+        text = " ".join(raw.split())
         only_navigation = _squash("".join(navigation)) == _squash(text)
+        linked = bool(navigation)
         loose.clear()
         navigation.clear()
         if text and not only_navigation:
-            yield Block("paragraph", text)
+            # text loose in a container, its lines broken with <br>: a list typed by hand, or a paragraph
+            typed = None if linked else typed_list_blocks(raw)
+            yield from typed if typed is not None else [Block("paragraph", text)]
 
     for child in node.children:
         if isinstance(child, (Comment, Declaration, Doctype, ProcessingInstruction)):
@@ -332,7 +336,7 @@ def _walk(node: Any) -> Iterator[Block]:
                 navigation.append(loose[-1])
             continue
         if name == "br":
-            loose.append(" ")
+            loose.append("\n")
             continue
         yield from flush()
         if name in _HEADINGS:
