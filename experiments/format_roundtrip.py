@@ -31,7 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _norm(text: str) -> str:
+def normalise(text: str) -> str:
+    """``text`` with its whitespace collapsed and typographic quotes read as plain ones."""
     text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2019", "'")
     return re.sub(r"\s+", " ", text).strip()
 
@@ -39,10 +40,11 @@ def _norm(text: str) -> str:
 def _paragraphs(path: Path) -> list[str]:
     from compliance.connectors import parse_path
 
-    return [_norm(p.text) for p in parse_path(path).paragraphs]
+    return [normalise(p.text) for p in parse_path(path).paragraphs]
 
 
-def _soffice(sources: Sequence[Path], target: str, out: Path) -> None:
+def soffice_convert(sources: Sequence[Path], target: str, out: Path) -> None:
+    """``sources`` converted by a headless LibreOffice to ``target`` (``pdf``, ``odt`` …) into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     if not sources:  # soffice given no file waits for one
         return
@@ -158,9 +160,9 @@ def main(argv: list[str] | None = None) -> None:
     work: Path = args.work
     routes: list[tuple[str, Sequence[Path], Path, str]] = []
     if shutil.which("soffice"):
-        _soffice(docx, "pdf", work / "docx-pdf")
-        _soffice(docx, "html:XHTML Writer File:UTF8", work / "docx-html")
-        _soffice(docx, "odt", work / "docx-odt")
+        soffice_convert(docx, "pdf", work / "docx-pdf")
+        soffice_convert(docx, "html:XHTML Writer File:UTF8", work / "docx-html")
+        soffice_convert(docx, "odt", work / "docx-odt")
         routes += [
             ("Word → PDF (LibreOffice)", docx, work / "docx-pdf", ".pdf"),
             ("Word → HTML (LibreOffice)", docx, work / "docx-html", ".html"),
@@ -177,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
             ("Markdown → HTML (pandoc)", markdown, work / "md-html", ".html"),
         ]
         if shutil.which("soffice"):
-            _soffice(sorted((work / "md-docx").glob("*.docx")), "pdf", work / "md-pdf")
+            soffice_convert(sorted((work / "md-docx").glob("*.docx")), "pdf", work / "md-pdf")
             routes.append(("Markdown → Word → PDF (pandoc, LibreOffice)", markdown, work / "md-pdf", ".pdf"))
     else:
         print("pandoc not found: the pandoc routes are left out")

@@ -17,15 +17,12 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import subprocess
 from pathlib import Path
+
+from experiments.format_roundtrip import normalise, soffice_convert
 
 ROOT = Path(__file__).resolve().parent.parent
 _LINE_RE = re.compile(r"^(?:st|desc|def|ref):\s+(.*)$")
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
 
 
 def candidates(src: Path = ROOT / "tools" / "roles" / "src") -> list[str]:
@@ -85,27 +82,14 @@ def main(argv: list[str] | None = None) -> None:
     from compliance.connectors import parse_path
 
     written = write_documents(candidates(), args.work, args.documents, args.seed)
-    subprocess.run(
-        [
-            "soffice",
-            "--headless",
-            "--convert-to",
-            "pdf",
-            "--outdir",
-            str(args.work),
-            *(str(p) for p, _ in written),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
+    soffice_convert([path for path, _ in written], "pdf", args.work)
     found = total = 0
     for path, chosen in written:
-        got = {_norm(p.text) for p in parse_path(path.with_suffix(".pdf")).paragraphs}
+        got = {normalise(p.text) for p in parse_path(path.with_suffix(".pdf")).paragraphs}
         for text in chosen:
             total += 1
-            found += _norm(text) in got
-            if args.verbose and _norm(text) not in got:
+            found += normalise(text) in got
+            if args.verbose and normalise(text) not in got:
                 print(f"  {path.stem}: {text[:120]}")
     print(
         f"{found} of {total} paragraphs come out word for word ({len(written)} documents, seed {args.seed})"

@@ -313,8 +313,10 @@ def _capitals_heading_level(p: Any, text: str) -> int | None:
     """The heading level of a paragraph typed as a heading in capitals of the body's font ("1. PURPOSE", "DATA
     PROTECTION POLICY": :func:`~compliance.connectors.assemble.capitals_heading`), written in capitals or set in
     them by Word's "All caps" on every run; a numbered one is as deep as its number."""
-    shown = text.upper() if _all_runs(p, "caps") else text
-    if "\n" in text.strip() or not capitals_heading(shown.strip()):
+    if "\n" in text.strip() or not capitals_heading(text.upper().strip()):
+        return None  # (no run needs reading for a paragraph that would be no heading even in capitals)
+    shown = text if text.isupper() else text.upper() if _all_runs(p, "caps") else None
+    if shown is None or not capitals_heading(shown.strip()):
         return None
     return typed_heading_depth(shown) or 1
 

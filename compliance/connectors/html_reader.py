@@ -148,20 +148,20 @@ def _squash(text: str) -> str:
     return "".join(text.split())
 
 
-def _typed_list(node: Any, text: str) -> list[Block] | None:
+def _typed_list(raw: str, text: str) -> list[Block] | None:
     """A paragraph typed as a list (:func:`~compliance.connectors.assemble.typed_list_blocks`: bullets typed at the
-    start of the paragraph or of its lines after a ``<br>``), unless the page's own navigation was taken out of it
-    (``text``, its text without that navigation, then differs from its whole text)."""
-    raw = _inline(node)
+    start of the paragraph or of its lines after a ``<br>``; ``raw``, its :func:`_inline` text), unless the page's
+    own navigation was taken out of it (``text``, its text without that navigation, then differs from ``raw``)."""
     if " ".join(raw.split()) != text:
         return None
     return typed_list_blocks(raw)
 
 
-def _without_page_navigation(node: Any) -> str:
-    """``node``'s text without the page's own navigation (:func:`without_page_navigation`)."""
+def _without_page_navigation(node: Any, raw: str | None = None) -> str:
+    """``node``'s text (``raw``, its :func:`_inline` text when the caller has it) without the page's own navigation
+    (:func:`without_page_navigation`)."""
     links = [a for a in node.find_all("a") if _in_page_link(a) and not any(map(_dropped, [a, *a.parents]))]
-    return without_page_navigation(_inline(node), [_inline(a) for a in links])
+    return without_page_navigation(_inline(node) if raw is None else raw, [_inline(a) for a in links])
 
 
 _CONTAINER_BLOCKS = ("p", "ul", "ol", "table", "div", "blockquote", "section", "article")
@@ -342,7 +342,8 @@ def _walk(node: Any) -> Iterator[Block]:
         if name in _HEADINGS:
             yield Block("heading", " ".join(_inline(child).split()), level=_HEADINGS[name])
         elif name in ("p", "dt", "dd", "figcaption", "caption", "summary", "address", "pre"):
-            text = _without_page_navigation(child)
+            raw = _inline(child)
+            text = _without_page_navigation(child, raw)
             if text and name == "p" and _title_class(child):
                 yield Block(
                     "heading", text, level=0
@@ -351,7 +352,7 @@ def _walk(node: Any) -> Iterator[Block]:
                 text and name == "p" and _all_bold(child) and (depth := typed_heading_depth(text)) is not None
             ):
                 yield Block("heading", text, level=_TYPED_HEADING - depth)  # placed by _place_typed_headings
-            elif text and (typed := _typed_list(child, text)) is not None:
+            elif text and (typed := _typed_list(raw, text)) is not None:
                 yield from typed  # "When working remotely staff must:<br>• use the VPN …<br>• lock …"
             elif text:
                 yield Block("paragraph", text)

@@ -175,6 +175,13 @@ def _inline(el: Any, out: list[str]) -> None:
             out.append(child.tail)
 
 
+def _text(el: Any) -> str:
+    """The visible text of a paragraph or heading (:func:`_inline`)."""
+    out: list[str] = []
+    _inline(el, out)
+    return "".join(out)
+
+
 def _text_boxes(p: Any) -> list[Any]:
     """The drawing objects anchored in a paragraph that hold text of their own, outermost only (a box inside a box
     is read with it): a text frame's ``draw:text-box``, or a shape (``draw:custom-shape``, ``draw:rect`` …) with
@@ -236,9 +243,7 @@ class _Reader:
                 yield from self.body(child)  # a section, or a frame or shape anchored to the page
 
     def paragraph(self, p: Any) -> Iterator[Block]:
-        parts: list[str] = []
-        _inline(p, parts)
-        text = "".join(parts)
+        text = _text(p)
         if text.strip():
             yield from self._block(p, text)
         for box in _text_boxes(p):  # a callout anchored here: its paragraphs after this one
@@ -283,9 +288,7 @@ class _Reader:
                 if child.tag == _q("text:list"):
                     yield from self.list(child, depth + 1, style)
                 elif child.tag == _q("text:h"):  # a numbered heading: its number is part of its name
-                    parts: list[str] = []
-                    _inline(child, parts)
-                    name = " ".join("".join(parts).split())
+                    name = " ".join(_text(child).split())
                     level = child.get(_q("text:outline-level"))
                     if name:
                         numbered_name = name if marker == "-" else f"{marker} {name}"
@@ -293,9 +296,7 @@ class _Reader:
                             "heading", numbered_name, level=int(level) if level and level.isdigit() else 1
                         )
                 elif child.tag == _q("text:p"):
-                    parts = []
-                    _inline(child, parts)
-                    text = "".join(parts)
+                    text = _text(child)
                     if text.strip():
                         yield Block("list-item", text, level=depth, marker=marker)
                     for box in _text_boxes(child):
@@ -316,9 +317,7 @@ class _Reader:
                     continue
                 texts = []
                 for p in cell.iter(_q("text:p"), _q("text:h")):
-                    parts: list[str] = []
-                    _inline(p, parts)
-                    texts.append(" ".join("".join(parts).split()))
+                    texts.append(" ".join(_text(p).split()))
                 value = " ".join(t for t in texts if t)
                 repeat = cell.get(_q("table:number-columns-repeated"))
                 cells.extend([value] * (min(int(repeat), 64) if repeat and repeat.isdigit() and value else 1))
