@@ -1,16 +1,17 @@
-"""Abbreviations a policy uses (measured, not built into the product): does the classifier rank better when a
-data-protection abbreviation is read with its expansion ("A DPIA (data protection impact assessment) must be carried
-out …")?
+"""Abbreviations a policy uses: does the classifier rank better when it reads the abbreviations it knows written
+out ("A DPIA (data protection impact assessment) is …", :mod:`compliance.models.abbreviations`)?
 
-The encoder and the lexical expert learned the law's words, and the law never writes "DPIA" or "DPO". Each text of
-every realistic set that holds one of the abbreviations in :data:`EXPANSIONS` is ranked twice by the shipped
-classifier through ``compliance map`` — as written, and with the expansion in brackets after the abbreviation's
-first use — and MRR and hit@1 are compared over those texts only:
+The same classifier is loaded twice, reading abbreviations as written
+(:attr:`~compliance.models.classifier.ClassifierConfig.abbreviations` off) and written out (on), and each realistic
+set is ranked by both (the whole scoring ensemble); MRR, hit@1 and hit@3 are given over the whole set and over the
+texts that change. ``--mode replaced`` reads every use of the abbreviation replaced by its words instead ("A data
+protection impact assessment is …"), the alternative measured and not chosen.
 
-* ``controls``: the hand-labelled control set and the security control set;
-* ``gdprhub-text`` / ``gdprhub-lead``: the GDPRhub development file's case facts and ``lead`` summaries (both halves).
+* ``abbreviation-controls``: the hand-written controls that use the abbreviations (written for this reading);
+* ``controls``, ``security-controls``: the hand-written control sets;
+* ``gdprhub-*``: the GDPRhub development file's case facts and ``lead`` summaries, each half.
 
-    python -m experiments.abbreviation_expansion [--model DIR]
+    python -m experiments.abbreviation_expansion [--model DIR] [--mode written|replaced]
 """
 
 from __future__ import annotations
@@ -18,82 +19,128 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
-import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from compliance.evaluation.queries import gdprhub_path
+import numpy as np
 
-#: the abbreviations tried, with the words the law uses for them
-EXPANSIONS = {
-    "DPO": "data protection officer",
-    "DPOs": "data protection officers",
-    "DPIA": "data protection impact assessment",
-    "DPIAs": "data protection impact assessments",
-}
-_DATA = Path(__file__).resolve().parents[1] / "compliance" / "evaluation" / "data"
-_PATTERN = re.compile(r"\b(" + "|".join(sorted(EXPANSIONS, key=len, reverse=True)) + r")\b")
+from compliance.evaluation.evaluator import QuerySet
 
 
-def expand(text: str) -> str:
-    """``text`` with each abbreviation's first use followed by its expansion in brackets."""
-    seen: set[str] = set()
+def _sets() -> dict[str, QuerySet]:
+    from compliance.evaluation.queries import (
+        abbreviation_controls_query_set,
+        controls_query_set,
+        gdprhub_lead_query_set,
+        gdprhub_path,
+        gdprhub_query_set,
+        load_gdprhub,
+        security_controls_query_set,
+    )
 
-    def first_use(m: re.Match[str]) -> str:
-        found = m.group(0)
-        if found in seen:
-            return found
-        seen.add(found)
-        return f"{found} ({EXPANSIONS[found]})"
-
-    return _PATTERN.sub(first_use, text)
-
-
-def _sets() -> dict[str, list[tuple[str, list[int]]]]:
-    sets: dict[str, list[tuple[str, list[int]]]] = {"controls": []}
-    for name in ("controls.jsonl", "security_controls.jsonl"):
-        for line in (_DATA / name).read_text().splitlines():
-            row = json.loads(line)
-            sets["controls"].append((row["text"], [int(a) for a in row["articles"]]))
+    sets = {
+        "abbreviation-controls": abbreviation_controls_query_set(),
+        "controls": controls_query_set(),
+        "security-controls": security_controls_query_set(),
+    }
     hub = gdprhub_path()
-    if hub is None:
-        print("no GDPRhub file (COMPLIANCE_SHARED_DATA): the control sets only", file=sys.stderr)
-        return sets
-    for line in hub.read_text().splitlines():
-        row = json.loads(line)
-        gold = [int(str(a).split("(")[0]) for a in row.get("gdpr_articles") or []]
-        for field in ("text", "lead"):
-            if gold and row.get(field):
-                sets.setdefault(f"gdprhub-{field}", []).append((row[field], gold))
+    if hub is not None:
+        rows = load_gdprhub(hub)
+        for split in ("train", "test"):
+            sets[f"gdprhub-text-{split}"] = gdprhub_query_set(rows, split)
+            sets[f"gdprhub-lead-{split}"] = gdprhub_lead_query_set(rows, split)
     return sets
 
 
-def _rankings(texts: list[str], model: str | None) -> list[list[int]]:
-    lines = "\n".join(json.dumps({"id": str(i), "text": t}) for i, t in enumerate(texts))
-    command = ["compliance", "map", "--top-k", "99", *(["--model", model] if model else [])]
-    out = subprocess.run(command, input=lines, capture_output=True, text=True, check=True).stdout
-    return [[a["article"] for a in json.loads(line)["articles"]] for line in out.splitlines()]
+def _replaced(text: str) -> str:
+    """The alternative reading: every use of a known abbreviation the classifier would write out replaced by its
+    words."""
+    from compliance.models.abbreviations import ABBREVIATIONS, written_out
+
+    _, used = written_out(text)
+    for short in sorted(used, key=len, reverse=True):
+        text = re.sub(rf"(?<![A-Za-z0-9&-]){re.escape(short)}(?![A-Za-z0-9&-])", ABBREVIATIONS[short], text)
+    return text
+
+
+def _ranks(clf: Any, texts: list[str], golds: list[list[int]]) -> list[int]:
+    probs = clf.predict_proba(texts)
+    index = {a: i for i, a in enumerate(clf.labels)}
+    out = []
+    for row, gold in zip(probs, golds, strict=True):
+        order = list(np.argsort(-row, kind="stable"))
+        out.append(min(order.index(index[a]) for a in gold if a in index) + 1)
+    return out
+
+
+def _figures(ranks: list[int]) -> str:
+    if not ranks:
+        return "–"
+    n = len(ranks)
+    mrr = sum(1 / r for r in ranks) / n
+    return f"{mrr:.3f} / {sum(r == 1 for r in ranks) / n:.3f} / {sum(r <= 3 for r in ranks) / n:.3f}"
+
+
+def measure(model: Path | None, mode: str = "written") -> list[dict[str, Any]]:
+    """One row per set: its size, the texts that change, and MRR / hit@1 / hit@3 as written and read."""
+    from compliance.models.classifier import load
+
+    written = load(model)
+    written.config = replace(written.config, abbreviations=False)
+    reading = load(model)
+    reading.config = replace(reading.config, abbreviations=mode == "written")
+    rows = []
+    for name, qs in _sets().items():
+        ids = list(qs.queries)
+        texts = [qs.queries[q] for q in ids]
+        golds = [list(qs.gold[q]) for q in ids]
+        read = reading.reading(texts) if mode == "written" else [_replaced(t) for t in texts]
+        changed = [i for i, (a, b) in enumerate(zip(texts, read, strict=True)) if a != b]
+        before = _ranks(written, texts, golds)
+        after = list(before)
+        if changed:
+            again = _ranks(
+                reading,
+                [texts[i] if mode == "written" else read[i] for i in changed],
+                [golds[i] for i in changed],
+            )
+            for i, r in zip(changed, again, strict=True):
+                after[i] = r
+        rows.append(
+            {
+                "set": name,
+                "texts": len(ids),
+                "changed": len(changed),
+                "all": (_figures(before), _figures(after)),
+                "changed_only": (
+                    _figures([before[i] for i in changed]),
+                    _figures([after[i] for i in changed]),
+                ),
+            }
+        )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", help="classifier directory (default: the one `compliance map` uses)")
+    parser.add_argument(
+        "--model", type=Path, help="classifier directory (default: the one `compliance map` uses)"
+    )
+    parser.add_argument("--mode", choices=("written", "replaced"), default="written")
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    print("| set | texts with an abbreviation | MRR as written → expanded | hit@1 as written → expanded |")
+    rows = measure(args.model, args.mode)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return
+    print("| set | texts (changed) | MRR / hit@1 / hit@3, as written → read | the changed texts only |")
     print("| --- | --- | --- | --- |")
-    for name, rows in _sets().items():
-        rows = [(t, g) for t, g in rows if _PATTERN.search(t)]
-        if not rows:
-            continue
-        scores = []
-        for texts in ([t for t, _ in rows], [expand(t) for t, _ in rows]):
-            ranks = [
-                min(ranked.index(a) + 1 for a in gold if a in ranked)
-                for ranked, (_, gold) in zip(_rankings(texts, args.model), rows, strict=True)
-            ]
-            scores.append((sum(1 / r for r in ranks) / len(ranks), sum(r == 1 for r in ranks) / len(ranks)))
-        (m0, h0), (m1, h1) = scores
-        print(f"| {name} | {len(rows)} | {m0:.3f} → {m1:.3f} | {h0:.3f} → {h1:.3f} |")
+    for r in rows:
+        print(
+            f"| {r['set']} | {r['texts']} ({r['changed']}) | {r['all'][0]} → {r['all'][1]} | "
+            f"{r['changed_only'][0]} → {r['changed_only'][1]} |"
+        )
 
 
 if __name__ == "__main__":

@@ -255,6 +255,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     cfg["inference"]["window_pooling"] = cfg["recipe"]["window_pooling"] = recipe.window_pooling
     cfg["inference"]["consequence_clauses"] = bool(found) and recipe.consequence_clauses
     cfg["recipe"]["consequence_clauses"] = recipe.consequence_clauses
+    cfg["inference"]["abbreviations"] = cfg["recipe"]["abbreviations"] = recipe.abbreviations
     # the lexical expert's documents: the recipe's other acts indexed with an article (the encoder's training rows
     # are the same whatever they are)
     # (and the recitals that explain the parallel provisions, DataConfig.lexical_recitals)
@@ -312,6 +313,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
             "citation_weight": cfg["inference"]["citation_weight"],
             "window_pooling": cfg["inference"]["window_pooling"],
             "consequence_clauses": cfg["inference"]["consequence_clauses"],
+            "abbreviations": cfg["inference"]["abbreviations"],
             "consequence_top_k": cfg["inference"]["consequence_top_k"],
             "sanction_umbrella_weight": cfg["inference"]["sanction_umbrella_weight"],
             "lexical_provisions": lexical_provisions,

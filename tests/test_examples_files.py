@@ -261,6 +261,11 @@ def _every_control() -> tuple[dict[str, object], ...]:
     return controls() + controls("security_controls.jsonl")
 
 
+def _every_text() -> tuple[dict[str, object], ...]:
+    """Every hand-written control, the abbreviation controls (which name no provisions) included."""
+    return _every_control() + controls("abbreviation_controls.jsonl")
+
+
 def test_control_set_is_valid() -> None:
     items = controls()
     assert len(items) >= 120
@@ -304,6 +309,24 @@ def test_security_control_set_is_valid() -> None:
         assert _norm(str(item["text"])).lower() not in known, item["id"]
 
 
+def test_abbreviation_control_set_is_valid() -> None:
+    """Controls as practitioners abbreviate them: each uses an abbreviation in capitals, none repeats another
+    set's text."""
+    items = controls("abbreviation_controls.jsonl")
+    assert len(items) >= 40
+    ids = [str(item["id"]) for item in items]
+    assert len(set(ids)) == len(ids) and all(re.fullmatch(r"abbr-\d{3}", i) for i in ids)
+    known = {_norm(str(item["text"])).lower() for item in _every_control()}
+    for item in items:
+        assert set(item) == {"id", "text", "articles", "note"}, item
+        articles = item["articles"]
+        assert isinstance(articles, list) and 1 <= len(articles) <= 5 and len(set(articles)) == len(articles)
+        assert all(isinstance(a, int) and 1 <= a <= 99 for a in articles), item["id"]
+        assert re.search(r"\b[A-Z2][A-Za-z]*[A-Z][A-Za-z]*s?\b", str(item["text"])), item["id"]
+        assert 5 <= len(_words(str(item["text"]))) <= 60 and str(item["note"]).strip(), item["id"]
+        assert _norm(str(item["text"])).lower() not in known, item["id"]
+
+
 def test_control_provisions_are_paragraphs_or_points_of_the_first_article(gdpr_xml: Path) -> None:
     """The provision labels (for the provision picker's figures, docs/officer.md) name existing paragraphs or points
     of the control's first article, each once; an article with a single provision has none to choose."""
@@ -328,7 +351,7 @@ def test_control_set_is_not_copied_from_the_examples() -> None:
     example_grams: set[tuple[str, ...]] = set()
     for path in (TOOLS / "src").glob("*.md"):
         example_grams |= _ngrams(path.read_text(encoding="utf-8"), 8)
-    copied = {item["id"] for item in _every_control() if _ngrams(str(item["text"]), 8) & example_grams}
+    copied = {item["id"] for item in _every_text() if _ngrams(str(item["text"]), 8) & example_grams}
     assert not copied
 
 
@@ -339,7 +362,7 @@ def test_control_set_is_not_copied_from_the_gdpr(shared_data: Path) -> None:
         if line.strip():
             law_grams |= _ngrams(json.dumps(json.loads(line), ensure_ascii=False), 8)
     assert len(law_grams) > 10_000
-    copied = {item["id"] for item in _every_control() if _ngrams(str(item["text"]), 8) & law_grams}
+    copied = {item["id"] for item in _every_text() if _ngrams(str(item["text"]), 8) & law_grams}
     assert not copied
 
 

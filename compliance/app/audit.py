@@ -38,6 +38,7 @@ from compliance.linking.classifier_links import (
     corroborate_links,
     specific_first_links,
 )
+from compliance.models.abbreviations import defined_abbreviations, write_out, written_out
 from compliance.progress import bar
 from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.runtime import LengthBatcher
@@ -464,6 +465,8 @@ class _PendingDocument:
     # item's own text
     contexts: dict[int, str] = field(default_factory=dict)
     own_texts: dict[int, str] = field(default_factory=dict)
+    # paragraph id → the abbreviations its document defines that it is classified with, written out
+    abbreviations: dict[int, dict[str, str]] = field(default_factory=dict)
     # paragraphs of a role that is not mapped, mapped because they cite the act by name
     cited: set[int] = field(default_factory=set)
     # paragraphs set aside because of their language: language → how many
@@ -523,16 +526,55 @@ def _prepare_document(
         contexts = {pid: found[pid] for pid, _ in todo if pid in found}
         own_texts = {pid: text for pid, text in todo if pid in contexts}
         todo = [(pid, read_with(contexts[pid], text) if pid in contexts else text) for pid, text in todo]
+    abbreviations: dict[int, dict[str, str]] = {}
+    if config.document_abbreviations and todo:
+        todo, abbreviations = _written_out(todo, paragraphs, own_texts)
     return _PendingDocument(
         outcome,
         paragraphs,
         todo,
         len(todo),
         contexts=contexts,
+        abbreviations=abbreviations,
         own_texts=own_texts,
         cited=cited,
         other_languages=dict(sorted(other_languages.items())),
     )
+
+
+def _picker_texts(
+    paragraphs: Sequence[Any],
+    results: Sequence[ParagraphLinks],
+    classifier: ArticleClassifier,
+    abbreviations: Mapping[int, Mapping[str, str]],
+) -> dict[int, str]:
+    """Paragraph id → the text the provision picker reads for each linked paragraph: its own text with the
+    abbreviations written out as the classifier read them (the document's own, then the classifier's)."""
+    linked = {r.paragraph_id for r in results if r.linked}
+    own = [(p.id, p.text) for p in paragraphs if p.id in linked]
+    texts = [write_out(t, abbreviations[pid]) if pid in abbreviations else t for pid, t in own]
+    return dict(zip((pid for pid, _ in own), classifier.reading(texts), strict=True))
+
+
+def _written_out(
+    todo: list[tuple[int, str]], paragraphs: Sequence[Any], own_texts: dict[int, str]
+) -> tuple[list[tuple[int, str]], dict[int, dict[str, str]]]:
+    """``todo`` with the abbreviations the document (``paragraphs``) defines written out in each text
+    (:func:`~compliance.models.abbreviations.written_out`), and per changed paragraph the abbreviations written out;
+    ``own_texts`` gets each changed paragraph's own text (its stored vectors are that text's)."""
+    defined = defined_abbreviations(p.text for p in paragraphs)
+    if not defined:
+        return todo, {}
+    own = {p.id: p.text for p in paragraphs}
+    out: list[tuple[int, str]] = []
+    replaced: dict[int, dict[str, str]] = {}
+    for pid, text in todo:
+        read, used = written_out(text, defined)
+        if used:
+            replaced[pid] = used
+            own_texts.setdefault(pid, own[pid])
+        out.append((pid, read))
+    return out, replaced
 
 
 def controls_space(classifier: ArticleClassifier) -> EmbeddingSpace | None:
@@ -581,10 +623,13 @@ def _store_document(
         config.specific_first is not None
     ):  # the classifier ranked paragraphs of many documents: re-rank per document
         results = specific_first_links(results, config.specific_first, band, **config.status_rules())
-    texts = {p.id: p.text for p in paragraphs}
     # the articles a paragraph is linked to do not depend on which of them is proposed: targets first, so that an
     # article whose best-fitting provision obliges public bodies only is held for review below
-    targets = picker.targets(results, texts) if picker is not None and provision_targets and results else None
+    targets = (
+        picker.targets(results, _picker_texts(paragraphs, results, classifier, state.abbreviations))
+        if picker is not None and provision_targets and results
+        else None
+    )
     public: defaultdict[int, set[int]] = defaultdict(set)
     if targets and not config.propose_public_duties:
         for (pid, article), target in targets.items():
@@ -612,6 +657,7 @@ def _store_document(
         model_version=suggestion_version(classifier, config, corroboration),
         provision_targets=targets,
         contexts=state.contexts,
+        abbreviations=state.abbreviations,
     )
     # links another audit stored meanwhile (same paragraph, article, model and settings) are skipped
     stored = store.add_links(run_id, links) if links else 0
@@ -873,6 +919,10 @@ def suggestion_version(
         scoring["sanction_top_k"] = classifier.config.consequence_top_k
     if classifier.config.consequences and classifier.config.sanction_umbrella_weight is not None:
         scoring["sanction_umbrella"] = classifier.config.sanction_umbrella_weight
+    if classifier.config.abbreviations:  # abbreviations read written out
+        scoring["abbreviations"] = "written-out"
+    if config.document_abbreviations:  # and those each document defines
+        scoring["document_abbreviations"] = True
     provisions = (classifier.meta.get("recipe") or {}).get("data", {}).get("lexical_provisions")
     if provisions and classifier.uses_lexical:  # the lexical expert also indexes other acts' provisions
         scoring["lexical_provisions"] = provisions
@@ -892,6 +942,7 @@ def new_links(
     model_version: str | None = None,
     provision_targets: Mapping[tuple[int, int], Mapping[str, Any]] | None = None,
     contexts: Mapping[int, str] | None = None,
+    abbreviations: Mapping[int, Mapping[str, str]] | None = None,
 ) -> list[NewLink]:
     """:class:`~compliance.store.NewLink` rows for ``results`` (``provision_ids``: ``art:N`` → provision id);
     ``model_version`` (default: the identity) is what the store keeps each link unique by; ``provision_targets``
@@ -918,6 +969,8 @@ def new_links(
                 evidence["cited_as"] = score.citation
             if contexts and res.paragraph_id in contexts:
                 evidence["read_with"] = contexts[res.paragraph_id]
+            if abbreviations and res.paragraph_id in abbreviations:
+                evidence["abbreviations"] = abbreviations[res.paragraph_id]
             target = (provision_targets or {}).get((res.paragraph_id, score.article))
             if target is not None:
                 evidence["provision"] = dict(target)

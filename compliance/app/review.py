@@ -120,6 +120,7 @@ def link_view(link: CurrentLink, law: Law | None = None, *, provision_chars: int
         "terms": list(link.evidence.get("shared_terms", [])),
         "cited_as": link.evidence.get("cited_as"),
         "read_with": link.evidence.get("read_with"),
+        "abbreviations": dict(link.evidence.get("abbreviations") or {}),
         "provision_text": snippet(text, provision_chars),
         "text_match": (link.evidence.get("components") or {}).get("text_cosine"),
         "held": held_for_review(link.evidence) if link.method == "classifier" else None,

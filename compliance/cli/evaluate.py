@@ -24,7 +24,9 @@ from compliance.cli.options import echo_table, json_option
     "--set",
     "sets",
     multiple=True,
-    type=click.Choice(["qa", "qr", "gdprhub", "gdprhub-lead", "controls", "security-controls"]),
+    type=click.Choice(
+        ["qa", "qr", "gdprhub", "gdprhub-lead", "controls", "security-controls", "abbreviation-controls"]
+    ),
     help="Built-in query sets (repeatable; default: all available, or none when --queries is given).",
 )
 @click.option(

@@ -171,6 +171,9 @@ def show_command(link_id: int, database_url: str | None, as_json: bool) -> None:
         click.echo(f"  cited in the text as: {d['evidence']['cited_as']}")
     if d["evidence"].get("read_with"):
         click.echo(f"  read after its list's lead-in: {d['evidence']['read_with']}")
+    if d["evidence"].get("abbreviations"):
+        defined = "; ".join(f"{k} = {v}" for k, v in d["evidence"]["abbreviations"].items())
+        click.echo(f"  read with the document's abbreviations: {defined}")
     if d["evidence"].get("shared_terms"):
         click.echo("  shared terms: " + ", ".join(d["evidence"]["shared_terms"]))
     cosine = (d["evidence"].get("components") or {}).get("text_cosine")

@@ -28,6 +28,7 @@ from compliance.models.data import Example
 
 __all__ = [
     "GDPRHUB_FILE",
+    "abbreviation_controls_query_set",
     "bundled_data",
     "controls_query_set",
     "examples_query_set",
@@ -196,6 +197,19 @@ def controls_query_set(path: Path | None = None) -> QuerySet:
     queries, gold = _labelled_rows(source)
     return QuerySet(
         "controls", queries, gold, "hand-written internal controls with the GDPR articles they implement"
+    )
+
+
+def abbreviation_controls_query_set() -> QuerySet:
+    """The hand-written controls that use the profession's abbreviations (DPIA, DPO, RoPA, DSAR, SCCs, TOMs, LIA,
+    TIA, MFA …) shipped with the package, written for the abbreviations' reading (``compliance/evaluation/data/
+    controls.md``)."""
+    queries, gold = _labelled_rows(bundled_data("abbreviation_controls.jsonl"))
+    return QuerySet(
+        "abbreviation-controls",
+        queries,
+        gold,
+        "hand-written controls that use data-protection abbreviations, with their GDPR articles",
     )
 
 

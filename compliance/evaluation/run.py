@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from compliance.errors import ConfigurationError
 from compliance.evaluation.evaluator import ArticleEvaluator, ArticleRanker, QuerySet
 from compliance.evaluation.queries import (
+    abbreviation_controls_query_set,
     controls_query_set,
     examples_query_set,
     gdprhub_article_counts,
@@ -39,7 +40,15 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["BUILT_IN_SETS", "EvaluationReport", "build_query_sets", "evaluate"]
 
 #: the query sets ``compliance evaluate`` knows by name (the user's own files come beside them)
-BUILT_IN_SETS = ("qa", "qr", "gdprhub", "gdprhub-lead", "controls", "security-controls")
+BUILT_IN_SETS = (
+    "qa",
+    "qr",
+    "gdprhub",
+    "gdprhub-lead",
+    "controls",
+    "security-controls",
+    "abbreviation-controls",
+)
 METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3", "ece")
 
 
@@ -112,6 +121,8 @@ def build_query_sets(
         out.append(controls_query_set(controls))
     if "security-controls" in sets:
         out.append(security_controls_query_set())
+    if "abbreviation-controls" in sets:
+        out.append(abbreviation_controls_query_set())
     articles = {a.number for a in data.articles}
     for path in query_files:
         qs = labelled_query_set(path)

@@ -96,6 +96,12 @@ class ClassifierLinkConfig:
             Processor:") is classified with the lead-in's last sentence before it (:mod:`compliance.connectors.
             lists`), since the item alone has lost who is bound and how; its stored vectors stay its own text's.
             False: every paragraph is read alone.
+        document_abbreviations: a paragraph is classified with the abbreviations its document defines
+            ("Data Processing Agreement (DPA)", a glossary's "DSAR: data subject access request";
+            :func:`compliance.models.abbreviations.defined_abbreviations`) written out after their first use, as
+            the classifier writes out the ones it knows (:attr:`~compliance.models.classifier.ClassifierConfig.
+            abbreviations`); the abbreviations read so are kept in ``evidence.abbreviations`` and the stored vectors
+            stay the paragraph's own text's. False: only the classifier's own.
         languages: the languages the classifier reads (ISO 639-1 codes): a paragraph confidently written in another
             (:func:`compliance.linking.language.other_language`) is not mapped by the audit and is counted apart —
             the shipped classifier, trained on the GDPR's English text, ranked a French retention rule Art. 36 at
@@ -113,6 +119,7 @@ class ClassifierLinkConfig:
     provision_authority_weight: float = AUTHORITY_WEIGHT
     propose_public_duties: bool = False
     lead_in_context: bool = True
+    document_abbreviations: bool = True
     languages: tuple[str, ...] = ("en",)
 
     def status_rules(self) -> StatusRules:

@@ -151,6 +151,11 @@ class ClassifierConfig:
         sanction_umbrella_weight: the principle umbrellas' weight in a text about a sanction (None: the
             ``umbrella_weight`` of every text). A fine is most often for an infringed principle (Art. 5) beside, or
             instead of, the specific duty the text describes; a policy statement is rarely about a sanction.
+        abbreviations: the encoder and the lexical expert read a text with the first use of each abbreviation of
+            :data:`compliance.models.abbreviations.ABBREVIATIONS` followed by its words in brackets ("A DPIA (data
+            protection impact assessment) is …", :meth:`ArticleClassifier.reading`); the vectors a forward gives an
+            embedding space stay the text's as written. False: every text as written (every model before this
+            setting).
     """
 
     max_length: int = 128
@@ -172,6 +177,7 @@ class ClassifierConfig:
     consequence_clauses: bool = False
     consequence_top_k: int = 1
     sanction_umbrella_weight: float | None = None
+    abbreviations: bool = False
 
 
 #: the ways a text's windows may be pooled (:attr:`ClassifierConfig.window_pooling`).
@@ -314,6 +320,15 @@ class ArticleClassifier:
     lexical: LexicalArticleScorer | None = None
 
     # -- inference ----------------------------------------------------------------------------------------------
+    def reading(self, texts: Sequence[str]) -> list[str]:
+        """``texts`` as the model reads them: with the abbreviations it knows written out after their first use
+        when it reads abbreviations (:attr:`ClassifierConfig.abbreviations`), else as they are."""
+        if not self.config.abbreviations:
+            return list(texts)
+        from compliance.models.abbreviations import write_out
+
+        return [write_out(t) for t in texts]
+
     def _windows(self, texts: Sequence[str]) -> tuple[list[list[int]], list[int]]:
         """Token-id windows (with special tokens) for every text, and the owning text index of each."""
         return self._windows_of(self._token_ids(texts))
@@ -428,7 +443,8 @@ class ArticleClassifier:
             space = None
         if n == 0:
             return ForwardPass(out, [] if space is not None else None)
-        encoded = self._token_ids(texts)
+        read = self.reading(texts)
+        encoded = self._token_ids(read)
         windows, owners = self._windows_of(encoded)
         rows: dict[tuple[int, ...], int] = {}
         unique: list[list[int]] = []
@@ -447,7 +463,13 @@ class ArticleClassifier:
         if space is not None:
             with self.encoder.lock:
                 specials = list(self.encoder.tokenizer("", add_special_tokens=True)["input_ids"])
-            chunks, chunk_owner = space.chunks(encoded, specials)
+            # the space's vectors are the text's as written: a text read otherwise is tokenised as written too
+            changed = [i for i in range(n) if read[i] != texts[i]]
+            written = list(encoded)
+            if changed:
+                for i, ids in zip(changed, self._token_ids([texts[i] for i in changed]), strict=True):
+                    written[i] = ids
+            chunks, chunk_owner = space.chunks(written, specials)
             chunk_rows = [row_of(c) for c in chunks]
         row_logits = np.zeros((len(unique), len(self.labels)), dtype=np.float64)
         row_vecs = np.zeros((len(unique), self.encoder.hidden_size), dtype=np.float32)
@@ -507,7 +529,7 @@ class ArticleClassifier:
         if not self.uses_lexical:
             return None
         assert self.lexical is not None
-        lp = self.lexical.log_probs(texts)
+        lp = self.lexical.log_probs(self.reading(texts))
         if self.lexical.labels != self.labels:
             col = {a: j for j, a in enumerate(self.lexical.labels)}
             uniform = -np.log(len(self.lexical.labels))
@@ -652,6 +674,7 @@ class ArticleClassifier:
         )
         k = max(1, min(top_k, len(self.labels)))
         encoder = softmax(logits, self.config.temperature) if explain else None
+        read = self.reading(texts) if explain and self.lexical is not None else list(texts)
         prior = self._prior_distribution() if explain and self.uses_prior else None
         result: list[list[ArticleScore]] = []
         for i, row in enumerate(probs):
@@ -676,7 +699,7 @@ class ArticleClassifier:
                     if cited[i, j] > 0:
                         components["cited"] = round(float(cited[i, j]), 6)
                     if self.lexical is not None and article in self.lexical.documents:
-                        terms = self.lexical.shared_terms(texts[i], article)
+                        terms = self.lexical.shared_terms(read[i], article)
                 own = [c for c in (citations[i] if citations else ()) if c.article == article]
                 scores.append(
                     ArticleScore(

@@ -101,6 +101,8 @@ class Recipe:
             ``consequence.top_k`` articles) clause by clause as well
             (:attr:`~compliance.models.classifier.ClassifierConfig.consequence_clauses`); only with consequence
             articles.
+        abbreviations: read the profession's abbreviations of the law's terms written out ("DPIA (data protection
+            impact assessment)", :attr:`~compliance.models.classifier.ClassifierConfig.abbreviations`).
     """
 
     name: str = "r"
@@ -129,6 +131,7 @@ class Recipe:
     citation: CitationConfig | None = field(default_factory=CitationConfig)
     window_pooling: str = "probabilities"
     consequence_clauses: bool = True
+    abbreviations: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -770,6 +773,7 @@ def train(
         p.requires_grad = True
 
     # -- calibration -------------------------------------------------------------------------------------------
+    clf.config = replace(clf.config, abbreviations=recipe.abbreviations)  # scored as it will read
     cal_logits = clf.logits([e.text for e in data.calibration])
     cal_gold = [[index[a] for a in e.labels if a in index] for e in data.calibration]
     temperature = fit_temperature(cal_logits, cal_gold)
