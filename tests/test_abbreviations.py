@@ -70,6 +70,11 @@ def test_every_abbreviation_the_training_text_teaches_is_written_out() -> None:
         ),
         ("see Article 28 (DPA) for details", {}),  # the letters are not the words before it
         ("ISO 27001 (ISO) certification", {}),  # the short form inside its own long form
+        ("Record category: Security and system logs (SIEM)", {}),  # letters inside words, not their initials
+        (
+            "Information Security Policy (ISP)",
+            {"ISP": "information security policy", "ISPs": "information security policies"},
+        ),
         ("the company (Northwind Ltd) is the controller", {}),
     ],
 )

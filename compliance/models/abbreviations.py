@@ -57,12 +57,14 @@ ABBREVIATIONS: dict[str, str] = {
     "2FA": "two-factor authentication",
 }
 
-_WORD_CHARS = r"[A-Za-z0-9]"
+_NOT_WORD = r"[^A-Za-z0-9]"
 #: a candidate short form: 2–10 characters of letters and digits (a plural "s" allowed), at least two capitals
 _SHORT = r"(?=(?:[^A-Z]*[A-Z]){2})[A-Za-z0-9][A-Za-z0-9&-]{0,8}[A-Za-z0-9]"
 #: "long form (SF)" and "SF (long form)"
 _PAREN_SHORT = re.compile(rf"\(\s*({_SHORT})\s*\)")
-_SHORT_PAREN = re.compile(rf"(?<!{_WORD_CHARS})({_SHORT})\s*\(([^()]{{3,120}})\)")
+_BRACKETED = re.compile(r"\(([^()]{3,120})\)")
+#: the short form just before a bracket (in the 24 characters before it)
+_SHORT_BEFORE = re.compile(rf"(?:^|(?<={_NOT_WORD}))({_SHORT})\s*$")
 #: a glossary entry: "SF: long form", "SF – long form", "SF means a long form", "Term: SF; Meaning: long form"
 _GLOSSARY = re.compile(
     rf"^\W{{0,3}}({_SHORT})\W{{0,3}}(?::|\s[–—-]|\s+(?:means|stands for|is short for))\s+(.{{3,120}}?)\s*(?:[.;]|$)"
@@ -99,7 +101,21 @@ def _long_form(short: str, words: list[str]) -> str | None:
     long = text[begin:]
     if len(long) <= len(core) or (" " not in long and len(long) < len(core) + 3):
         return None
+    # most letters of the short form start a word of the long form ("Security and System Logs" is no SIEM)
+    initials = [w[0] for w in re.split(r"[\s/-]+", long.lower()) if w and w[0].isalnum()]
+    if _common_subsequence(initials, chars) < max(2, len(chars) - 1):
+        return None
     return long
+
+
+def _common_subsequence(a: list[str], b: list[str]) -> int:
+    """The length of the longest common subsequence of ``a`` and ``b``."""
+    row = [0] * (len(b) + 1)
+    for x in a:
+        diagonal = 0
+        for j, y in enumerate(b, start=1):
+            diagonal, row[j] = row[j], diagonal + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
 
 
 def _clean_long(long: str) -> str:
@@ -119,7 +135,16 @@ def _define(found: dict[str, str], short: str, long: str) -> None:
     if short[-1:] == "s" and short[:-1].isupper() and long.endswith("s"):
         found.setdefault(short[:-1], long[:-1])
     elif short.isupper() and not long.endswith("s"):
-        found.setdefault(short + "s", long + "s")
+        found.setdefault(short + "s", _plural(long))
+
+
+def _plural(long: str) -> str:
+    """The plural of a long form's last word ("assessment" → "assessments", "policy" → "policies")."""
+    if re.search(r"[^aeiou]y$", long):
+        return long[:-1] + "ies"
+    if re.search(r"(?:s|x|ch|sh)$", long):
+        return long + "es"
+    return long + "s"
 
 
 def defined_abbreviations(texts: Iterable[str]) -> dict[str, str]:
@@ -137,8 +162,14 @@ def defined_abbreviations(texts: Iterable[str]) -> dict[str, str]:
             long = _long_form(short, [w for w in words if w])
             if long is not None:
                 _define(found, short, long)
-        for m in _SHORT_PAREN.finditer(text):
-            short, inside = m.group(1), m.group(2)
+        for m in _BRACKETED.finditer(text):
+            begin = max(0, m.start() - 24)
+            before = _SHORT_BEFORE.search(text[begin : m.start()])
+            if before is None or (
+                before.start(1) == 0 and begin > 0
+            ):  # a word cut by the window is no short form
+                continue
+            short, inside = before.group(1), m.group(1)
             words = [w for w in (x.strip("\"'“”‘’,") for x in inside.split()) if w]
             if words and _long_form(short, words) == " ".join(words):
                 _define(found, short, inside)
