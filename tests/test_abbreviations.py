@@ -13,7 +13,12 @@ import pytest
 
 from compliance.models.abbreviations import ABBREVIATIONS, defined_abbreviations, write_out, written_out
 from compliance.models.restate import GLOSSARY
-from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+from tests.fixtures.classifier.tiny import (
+    assert_stored_vectors_are_the_texts_own,
+    index_encoder,
+    mini_gdpr,
+    shared_tiny_classifier,
+)
 
 
 def test_the_first_use_of_a_known_abbreviation_is_written_out() -> None:
@@ -108,8 +113,6 @@ def test_a_classifier_that_reads_abbreviations_scores_the_text_written_out(
     """Its logits and lexical scores are the written-out text's; the vectors it gives an embedding space stay the
     text's as written (what the controls index embeds)."""
     from compliance.models.classifier import load
-    from compliance.retrieval.config import DenseConfig
-    from compliance.retrieval.encoding import TextEncoder
 
     plain = load(_copy(model_dir, tmp_path, False), device="cpu", bf16=False)
     reads = load(_copy(model_dir, tmp_path, True), device="cpu", bf16=False)
@@ -125,8 +128,7 @@ def test_a_classifier_that_reads_abbreviations_scores_the_text_written_out(
         assert lexical is not None
         np.testing.assert_allclose(lexical, plain.lexical_log_probs(written))  # type: ignore[arg-type]
 
-    encoder = TextEncoder(DenseConfig(model=str(model_dir / "encoder")), device="cpu")
-    encoder._enc.use_bf16 = False
+    encoder = index_encoder(model_dir)
     space = encoder.space()
     assert space is not None
     both = reads.forward(texts, space)
@@ -152,8 +154,6 @@ def test_the_audit_reads_a_paragraph_with_the_abbreviations_its_document_defines
     from compliance.cli.links import show_command
     from compliance.linking.classifier_links import ClassifierLinkConfig
     from compliance.models.classifier import load
-    from compliance.retrieval.config import DenseConfig
-    from compliance.retrieval.encoding import TextEncoder
     from compliance.settings import reset_settings
 
     monkeypatch.setenv(
@@ -194,12 +194,7 @@ def test_the_audit_reads_a_paragraph_with_the_abbreviations_its_document_defines
     ]
     assert all("abbreviations" not in link.evidence for link in others)
 
-    stored = store.paragraph_vectors(space.id, [paragraphs[uses].id])[paragraphs[uses].id]
-    vectors = np.frombuffer(stored.data, dtype="<f4").reshape(stored.chunks, stored.dim)
-    encoder = TextEncoder(DenseConfig(model=str(model_dir / "encoder")), device="cpu")
-    encoder._enc.use_bf16 = False
-    separate, owner = encoder.encode_chunks([uses])
-    np.testing.assert_allclose(vectors, separate[owner == 0], rtol=1e-4, atol=1e-5)
+    assert_stored_vectors_are_the_texts_own(store, space.id, model_dir, paragraphs[uses].id, uses)
 
     current = next(c for c in store.current_links(run_id=report.run_id) if c.link_id == first.id)
     row = _templates.env.get_template("link_row.html").render(link=link_view(current), can_review=False)

@@ -8,11 +8,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 import pytest
 
 from compliance.connectors.lists import MAX_CONTEXT_WORDS, lead_in_contexts, lead_in_sentence, read_with
-from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
+from tests.fixtures.classifier.tiny import (
+    assert_stored_vectors_are_the_texts_own,
+    mini_gdpr,
+    shared_tiny_classifier,
+)
 
 LEAD = (
     "Notwithstanding any obligations of the Company as controller, the Supplier undertakes the following as "
@@ -81,8 +84,6 @@ def test_the_audit_reads_an_item_with_its_lead_in_and_stores_its_own_vectors(
     from compliance.app.audit import controls_space
     from compliance.linking.classifier_links import ClassifierLinkConfig
     from compliance.models.classifier import load
-    from compliance.retrieval.config import DenseConfig
-    from compliance.retrieval.encoding import TextEncoder
     from compliance.settings import reset_settings
 
     monkeypatch.setenv(
@@ -125,12 +126,7 @@ def test_the_audit_reads_an_item_with_its_lead_in_and_stores_its_own_vectors(
         [s.score for s in expected], abs=1e-4
     )  # the context counts
 
-    stored = store.paragraph_vectors(space.id, [paragraphs[item].id])[paragraphs[item].id]
-    vectors = np.frombuffer(stored.data, dtype="<f4").reshape(stored.chunks, stored.dim)
-    encoder = TextEncoder(DenseConfig(model=str(model_dir / "encoder")), device="cpu")
-    encoder._enc.use_bf16 = False
-    separate, owner = encoder.encode_chunks([item])
-    np.testing.assert_allclose(vectors, separate[owner == 0], rtol=1e-4, atol=1e-5)
+    assert_stored_vectors_are_the_texts_own(store, space.id, model_dir, paragraphs[item].id, item)
 
     from click.testing import CliRunner
 

@@ -567,14 +567,14 @@ def _written_out(
         return todo, {}
     own = {p.id: p.text for p in paragraphs}
     out: list[tuple[int, str]] = []
-    replaced: dict[int, dict[str, str]] = {}
+    added: dict[int, dict[str, str]] = {}
     for pid, text in todo:
         read, used = written_out(text, defined)
         if used:
-            replaced[pid] = used
+            added[pid] = used
             own_texts.setdefault(pid, own[pid])
         out.append((pid, read))
-    return out, replaced
+    return out, added
 
 
 def controls_space(classifier: ArticleClassifier) -> EmbeddingSpace | None:
