@@ -312,6 +312,9 @@ class EmbeddingSpace:
         max_length: tokens per chunk, special tokens included.
         stride: tokens shared by consecutive chunks.
         max_chunks: at most this many chunks per text (None: all).
+        abbreviations: texts are embedded with the known abbreviations written out after their first use
+            (:func:`compliance.models.abbreviations.write_out`), as a classifier that reads abbreviations reads
+            them, so that its forward's windows serve this space too.
     """
 
     weights_sha256: str
@@ -320,6 +323,7 @@ class EmbeddingSpace:
     max_length: int = 256
     stride: int = 32
     max_chunks: int | None = None
+    abbreviations: bool = False
 
     @property
     def id(self) -> str:
@@ -335,7 +339,19 @@ class EmbeddingSpace:
             "stride": self.stride,
             "max_chunks": self.max_chunks,
         }
+        if (
+            self.abbreviations
+        ):  # only when set: the spaces before this field keep their ids (and stored vectors)
+            fields["abbreviations"] = "written-out"
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+    def read(self, texts: Sequence[str]) -> list[str]:
+        """``texts`` as this space embeds them (abbreviations written out when :attr:`abbreviations`)."""
+        if not self.abbreviations:
+            return list(texts)
+        from compliance.models.abbreviations import write_out
+
+        return [write_out(t) for t in texts]
 
     def chunks(
         self, encoded: Sequence[Sequence[int]], specials: Sequence[int]

@@ -139,6 +139,55 @@ def test_a_classifier_that_reads_abbreviations_scores_the_text_written_out(
         np.testing.assert_allclose(vectors, separate[owner == i], rtol=1e-4, atol=1e-5)
 
 
+def test_an_index_space_that_reads_abbreviations_shares_the_classifiers_windows(
+    model_dir: Path, tmp_path: Path
+) -> None:
+    """The controls index reads abbreviations as the shipped classifier does (``DenseConfig.abbreviations``), so a
+    reading classifier's forward gives that space's vectors from its own written-out windows — exactly what the
+    index's separate pass gives — and a text of one window runs once; the space's id is another than the one of a
+    space that reads texts as written, whose id is what it was before the field existed."""
+    import hashlib
+
+    from compliance.models.classifier import load
+    from compliance.retrieval.indexes import CONTROL_INDEX, PROVISION_INDEX, index_config
+
+    controls, provisions = index_config(CONTROL_INDEX).dense, index_config(PROVISION_INDEX).dense
+    assert controls is not None and provisions is not None
+    assert controls.abbreviations and not provisions.abbreviations
+    reads = load(_copy(model_dir, tmp_path, True), device="cpu", bf16=False)
+    encoder = index_encoder(model_dir, abbreviations=True)
+    space = encoder.space()
+    assert space is not None and space.abbreviations
+    plain_space = index_encoder(model_dir).space()
+    assert plain_space is not None and plain_space.id != space.id
+    fields = {
+        k: getattr(plain_space, k) for k in ("weights_sha256", "pooling", "layer", "max_length", "stride")
+    }
+    fields["max_chunks"] = plain_space.max_chunks
+    assert plain_space.id == hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+    # texts of one window of the tiny classifier (32 tokens) and of the space (256): the same token windows
+    texts = ["A DPIA is done.", "Breaches are notified."]
+    rows: list[int] = []
+    batches = reads.window_batches
+
+    def counted(windows: Any) -> Any:
+        rows.append(len(windows))
+        return batches(windows)
+
+    reads.window_batches = counted  # type: ignore[method-assign]
+    both = reads.forward(texts, space)
+    alone = reads.forward(texts)
+    assert rows[0] == rows[1]  # the space's vectors cost no window beyond the classifier's own
+    np.testing.assert_allclose(both.logits, alone.logits, rtol=1e-5, atol=1e-5)
+    separate, owner = encoder.encode_chunks(texts)
+    assert both.vectors is not None
+    for i, vectors in enumerate(both.vectors):
+        np.testing.assert_allclose(vectors, separate[owner == i], rtol=1e-4, atol=1e-5)
+    written = index_encoder(model_dir).encode_chunks(texts)[0]
+    assert not np.allclose(separate[0], written[0], atol=1e-4)  # the DPIA's words count
+
+
 def test_the_audit_reads_a_paragraph_with_the_abbreviations_its_document_defines(
     store: Any, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -169,10 +169,12 @@ def test_the_shipped_classifier_embeds_the_controls_index_in_its_own_space() -> 
     from compliance.retrieval.encoding import TextEncoder
     from compliance.runtime import classifier_dir, default_base_model_path
 
+    from compliance.retrieval.indexes import CONTROL_INDEX, index_config
+
     clf = load(device="cpu", bf16=False)
     space = controls_space(clf)
     assert space is not None
-    index_encoder = TextEncoder(DenseConfig(), device="cpu")
+    index_encoder = TextEncoder(index_config(CONTROL_INDEX).dense, device="cpu")
     index_encoder._enc.use_bf16 = False
     assert Path(index_encoder.source) == classifier_dir().resolve()
     assert index_encoder.space() == space

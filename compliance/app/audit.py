@@ -38,7 +38,7 @@ from compliance.linking.classifier_links import (
     corroborate_links,
     specific_first_links,
 )
-from compliance.models.abbreviations import defined_abbreviations, write_out, written_out
+from compliance.models.abbreviations import ABBREVIATIONS, defined_abbreviations, write_out, written_out
 from compliance.progress import bar
 from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.runtime import LengthBatcher
@@ -528,7 +528,7 @@ def _prepare_document(
         todo = [(pid, read_with(contexts[pid], text) if pid in contexts else text) for pid, text in todo]
     abbreviations: dict[int, dict[str, str]] = {}
     if config.document_abbreviations and todo:
-        todo, abbreviations = _written_out(todo, paragraphs, own_texts)
+        todo, abbreviations = _written_out(todo, paragraphs, own_texts, classifier.config.abbreviations)
     return _PendingDocument(
         outcome,
         paragraphs,
@@ -557,12 +557,19 @@ def _picker_texts(
 
 
 def _written_out(
-    todo: list[tuple[int, str]], paragraphs: Sequence[Any], own_texts: dict[int, str]
+    todo: list[tuple[int, str]], paragraphs: Sequence[Any], own_texts: dict[int, str], reads: bool
 ) -> tuple[list[tuple[int, str]], dict[int, dict[str, str]]]:
     """``todo`` with the abbreviations the document (``paragraphs``) defines written out in each text
     (:func:`~compliance.models.abbreviations.written_out`), and per changed paragraph the abbreviations written out;
-    ``own_texts`` gets each changed paragraph's own text (its stored vectors are that text's)."""
-    defined = defined_abbreviations(p.text for p in paragraphs)
+    ``own_texts`` gets each changed paragraph's own text (its stored vectors are that text's); ``reads``: the
+    classifier writes out :data:`~compliance.models.abbreviations.ABBREVIATIONS` itself."""
+    # what the classifier writes out itself (the same words) is left to it: no second reading, no second window
+    known = {k.lower(): v.lower() for k, v in ABBREVIATIONS.items()} if reads else {}
+    defined = {
+        k: v
+        for k, v in defined_abbreviations(p.text for p in paragraphs).items()
+        if known.get(k.lower()) != v.lower()
+    }
     if not defined:
         return todo, {}
     own = {p.id: p.text for p in paragraphs}
@@ -593,7 +600,9 @@ def controls_space(classifier: ArticleClassifier) -> EmbeddingSpace | None:
     own = weights_sha256(Path(classifier.encoder.name))
     if own is None or weights_sha256(Path(source)) != own:
         return None
-    return EmbeddingSpace(own, dense.pooling, dense.layer, dense.max_length, dense.stride, dense.max_chunks)
+    return EmbeddingSpace(
+        own, dense.pooling, dense.layer, dense.max_length, dense.stride, dense.max_chunks, dense.abbreviations
+    )
 
 
 def _store_document(

@@ -463,13 +463,15 @@ class ArticleClassifier:
         if space is not None:
             with self.encoder.lock:
                 specials = list(self.encoder.tokenizer("", add_special_tokens=True)["input_ids"])
-            # the space's vectors are the text's as written: a text read otherwise is tokenised as written too
-            changed = [i for i in range(n) if read[i] != texts[i]]
-            written = list(encoded)
+            # the space's vectors are the text as the space reads it (as written, or with its abbreviations
+            # written out): a text the classifier reads otherwise is tokenised again, as the space reads it
+            embedded = space.read(texts)
+            changed = [i for i in range(n) if read[i] != embedded[i]]
+            ids_of_space = list(encoded)
             if changed:
-                for i, ids in zip(changed, self._token_ids([texts[i] for i in changed]), strict=True):
-                    written[i] = ids
-            chunks, chunk_owner = space.chunks(written, specials)
+                for i, ids in zip(changed, self._token_ids([embedded[i] for i in changed]), strict=True):
+                    ids_of_space[i] = ids
+            chunks, chunk_owner = space.chunks(ids_of_space, specials)
             chunk_rows = [row_of(c) for c in chunks]
         row_logits = np.zeros((len(unique), len(self.labels)), dtype=np.float64)
         row_vecs = np.zeros((len(unique), self.encoder.hidden_size), dtype=np.float32)

@@ -88,6 +88,9 @@ class DenseConfig(_Frozen):
         query_aggregation: a multi-chunk query is one mean vector (``mean``), or each chunk scores on its own
             and the best counts (``max``).
         batch_size: texts per forward pass.
+        abbreviations: texts are embedded with the known abbreviations written out after their first use
+            (:attr:`compliance.runtime.EmbeddingSpace.abbreviations`); on for the controls index, whose vectors the
+            audit's classifier forward gives.
     """
 
     model: str | None = None
@@ -98,6 +101,7 @@ class DenseConfig(_Frozen):
     max_chunks: int | None = Field(default=None, ge=1)
     query_aggregation: Literal["mean", "max"] = "mean"
     batch_size: int = Field(default=32, ge=1)
+    abbreviations: bool = False
 
 
 class FusionConfig(_Frozen):

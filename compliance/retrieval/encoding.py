@@ -102,12 +102,19 @@ class TextEncoder:
         if weights is None:
             return None
         cfg = self.config
-        return EmbeddingSpace(weights, cfg.pooling, cfg.layer, cfg.max_length, cfg.stride, cfg.max_chunks)
+        return EmbeddingSpace(
+            weights, cfg.pooling, cfg.layer, cfg.max_length, cfg.stride, cfg.max_chunks, cfg.abbreviations
+        )
 
     def chunk(self, texts: Sequence[str]) -> tuple[list[list[int]], np.ndarray]:
         """Token-id windows of ``max_length`` (special tokens included) with ``stride`` overlap, and the owner
-        text of each window (:func:`compliance.runtime.chunk_token_ids`). An empty text still gets one window."""
+        text of each window (:func:`compliance.runtime.chunk_token_ids`). An empty text still gets one window.
+        With ``abbreviations``, each text is chunked with its known abbreviations written out."""
         cfg = self.config
+        if cfg.abbreviations:
+            from compliance.models.abbreviations import write_out
+
+            texts = [write_out(t) for t in texts]
         tok = self.tokenizer
         with self._enc.lock:  # the tokenizer's settings are shared state (Encoder.lock)
             specials = list(tok("", add_special_tokens=True)["input_ids"])

@@ -90,9 +90,10 @@ def index_config(name: IndexName, *, dense: bool = True, dense_model: str | None
     bm25 = BM25Config(k1=k1, b=b)
     if not dense:
         return RetrievalConfig(bm25=bm25, fusion=FusionConfig(method="bm25"))
-    return RetrievalConfig(
-        bm25=bm25, dense=DenseConfig(model=dense_model), fusion=FusionConfig(method="linear", alpha=alpha)
-    )
+    # the controls index embeds a paragraph as the shipped classifier reads it (abbreviations written out), so that
+    # the audit's forward gives its vectors from the classifier's own windows (docs/performance.md, session 50)
+    dense_config = DenseConfig(model=dense_model, abbreviations=name == CONTROL_INDEX)
+    return RetrievalConfig(bm25=bm25, dense=dense_config, fusion=FusionConfig(method="linear", alpha=alpha))
 
 
 @dataclass(frozen=True, slots=True)
