@@ -167,9 +167,8 @@ def test_the_shipped_classifier_embeds_the_controls_index_in_its_own_space() -> 
     from compliance.models.classifier import load
     from compliance.retrieval.config import DenseConfig
     from compliance.retrieval.encoding import TextEncoder
-    from compliance.runtime import classifier_dir, default_base_model_path
-
     from compliance.retrieval.indexes import CONTROL_INDEX, index_config
+    from compliance.runtime import classifier_dir, default_base_model_path
 
     clf = load(device="cpu", bf16=False)
     space = controls_space(clf)
