@@ -313,7 +313,7 @@ class EmbeddingSpace:
         stride: tokens shared by consecutive chunks.
         max_chunks: at most this many chunks per text (None: all).
         abbreviations: texts are embedded with the known abbreviations written out after their first use
-            (:func:`compliance.models.abbreviations.write_out`), as a classifier that reads abbreviations reads
+            (:func:`compliance.abbreviations.write_out`), as a classifier that reads abbreviations reads
             them, so that its forward's windows serve this space too.
     """
 
@@ -349,7 +349,7 @@ class EmbeddingSpace:
         """``texts`` as this space embeds them (abbreviations written out when :attr:`abbreviations`)."""
         if not self.abbreviations:
             return list(texts)
-        from compliance.models.abbreviations import write_out
+        from compliance.abbreviations import write_out
 
         return [write_out(t) for t in texts]
 

@@ -1,5 +1,5 @@
 """Abbreviations a policy uses: does the classifier rank better when it reads the abbreviations it knows written
-out ("A DPIA (data protection impact assessment) is …", :mod:`compliance.models.abbreviations`)?
+out ("A DPIA (data protection impact assessment) is …", :mod:`compliance.abbreviations`)?
 
 The same classifier is loaded twice, reading abbreviations as written
 (:attr:`~compliance.models.classifier.ClassifierConfig.abbreviations` off) and written out (on), and each realistic
@@ -56,7 +56,7 @@ def _sets() -> dict[str, QuerySet]:
 def _replaced(text: str) -> str:
     """The alternative reading: every use of a known abbreviation the classifier would write out replaced by its
     words."""
-    from compliance.models.abbreviations import ABBREVIATIONS, written_out
+    from compliance.abbreviations import ABBREVIATIONS, written_out
 
     _, used = written_out(text)
     for short in sorted(used, key=len, reverse=True):

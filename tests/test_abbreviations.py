@@ -1,4 +1,4 @@
-"""Abbreviations a policy uses, read with the words they stand for (compliance.models.abbreviations): the classifier
+"""Abbreviations a policy uses, read with the words they stand for (compliance.abbreviations): the classifier
 reads "A DPIA is completed …" as "A DPIA (data protection impact assessment) is completed …", and the audit reads
 every paragraph of a document with the abbreviations that document defines ("Data Processing Agreement (DPA)")."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from compliance.models.abbreviations import ABBREVIATIONS, defined_abbreviations, write_out, written_out
+from compliance.abbreviations import ABBREVIATIONS, defined_abbreviations, write_out, written_out
 from compliance.models.restate import GLOSSARY
 from tests.fixtures.classifier.tiny import (
     assert_stored_vectors_are_the_texts_own,

@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "runtime": 0,
     "artifacts": 0,
     "text": 0,
+    "abbreviations": 0,
     "spreadsheet": 0,
     "xml_safety": 0,
     "shipped": 0,

@@ -277,10 +277,12 @@ def test_one_index_api_carries_the_tuned_configuration() -> None:
     )
     assert (tuned.controls.bm25.k1, tuned.controls.bm25.b, tuned.controls.fusion.alpha) == (1.2, 0.75, 0.5)
     assert tuned.provisions.fusion.method == tuned.controls.fusion.method == "linear"
-    assert tuned.controls.dense == DenseConfig() and tuned.for_index("provisions") is tuned.provisions
+    # the controls index reads abbreviations as the shipped classifier does (its vectors come from its forward)
+    assert tuned.controls.dense == DenseConfig(abbreviations=True) and tuned.provisions.dense == DenseConfig()
+    assert tuned.for_index("provisions") is tuned.provisions
     # what alerts searched with before the indexes got one API (k1 1.2, b 0.75, alpha 0.5): unchanged
     assert tuned.controls == RetrievalConfig(
-        dense=DenseConfig(), fusion=FusionConfig(method="linear", alpha=0.5)
+        dense=DenseConfig(abbreviations=True), fusion=FusionConfig(method="linear", alpha=0.5)
     )
     bm25_only = index_configs(dense=False)
     assert bm25_only.provisions.dense is None and bm25_only.provisions.fusion.method == "bm25"

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from compliance.abbreviations import ABBREVIATIONS, defined_abbreviations, write_out, written_out
 from compliance.app.ingest import (
     FileFailure,
     OnError,
@@ -38,7 +39,6 @@ from compliance.linking.classifier_links import (
     corroborate_links,
     specific_first_links,
 )
-from compliance.models.abbreviations import ABBREVIATIONS, defined_abbreviations, write_out, written_out
 from compliance.progress import bar
 from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.runtime import LengthBatcher
@@ -560,9 +560,9 @@ def _written_out(
     todo: list[tuple[int, str]], paragraphs: Sequence[Any], own_texts: dict[int, str], reads: bool
 ) -> tuple[list[tuple[int, str]], dict[int, dict[str, str]]]:
     """``todo`` with the abbreviations the document (``paragraphs``) defines written out in each text
-    (:func:`~compliance.models.abbreviations.written_out`), and per changed paragraph the abbreviations written out;
+    (:func:`~compliance.abbreviations.written_out`), and per changed paragraph the abbreviations written out;
     ``own_texts`` gets each changed paragraph's own text (its stored vectors are that text's); ``reads``: the
-    classifier writes out :data:`~compliance.models.abbreviations.ABBREVIATIONS` itself."""
+    classifier writes out :data:`~compliance.abbreviations.ABBREVIATIONS` itself."""
     # what the classifier writes out itself (the same words) is left to it: no second reading, no second window
     known = {k.lower(): v.lower() for k, v in ABBREVIATIONS.items()} if reads else {}
     defined = {

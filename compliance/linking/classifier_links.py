@@ -98,7 +98,7 @@ class ClassifierLinkConfig:
             False: every paragraph is read alone.
         document_abbreviations: a paragraph is classified with the abbreviations its document defines
             ("Data Processing Agreement (DPA)", a glossary's "DSAR: data subject access request";
-            :func:`compliance.models.abbreviations.defined_abbreviations`) written out after their first use, as
+            :func:`compliance.abbreviations.defined_abbreviations`) written out after their first use, as
             the classifier writes out the ones it knows (:attr:`~compliance.models.classifier.ClassifierConfig.
             abbreviations`); the abbreviations read so are kept in ``evidence.abbreviations`` and the stored vectors
             stay the paragraph's own text's. False: only the classifier's own.

@@ -152,7 +152,7 @@ class ClassifierConfig:
             ``umbrella_weight`` of every text). A fine is most often for an infringed principle (Art. 5) beside, or
             instead of, the specific duty the text describes; a policy statement is rarely about a sanction.
         abbreviations: the encoder and the lexical expert read a text with the first use of each abbreviation of
-            :data:`compliance.models.abbreviations.ABBREVIATIONS` followed by its words in brackets ("A DPIA (data
+            :data:`compliance.abbreviations.ABBREVIATIONS` followed by its words in brackets ("A DPIA (data
             protection impact assessment) is …", :meth:`ArticleClassifier.reading`); the vectors a forward gives an
             embedding space stay the text's as written. False: every text as written (every model before this
             setting).
@@ -325,7 +325,7 @@ class ArticleClassifier:
         when it reads abbreviations (:attr:`ClassifierConfig.abbreviations`), else as they are."""
         if not self.config.abbreviations:
             return list(texts)
-        from compliance.models.abbreviations import write_out
+        from compliance.abbreviations import write_out
 
         return [write_out(t) for t in texts]
 

@@ -112,7 +112,7 @@ class TextEncoder:
         With ``abbreviations``, each text is chunked with its known abbreviations written out."""
         cfg = self.config
         if cfg.abbreviations:
-            from compliance.models.abbreviations import write_out
+            from compliance.abbreviations import write_out
 
             texts = [write_out(t) for t in texts]
         tok = self.tokenizer
