@@ -186,12 +186,6 @@ def test_an_index_space_that_reads_abbreviations_shares_the_classifiers_windows(
         np.testing.assert_allclose(vectors, separate[owner == i], rtol=1e-4, atol=1e-5)
     written = index_encoder(model_dir).encode_chunks(texts)[0]
     assert not np.allclose(separate[0], written[0], atol=1e-4)  # the DPIA's words count
-    # the space's vectors alone (a paragraph read with words not its own needs its vectors, not its scores)
-    rows.clear()
-    alone_vectors = reads.space_vectors(texts, space)
-    assert rows == [len(texts)] and len(alone_vectors) == len(texts)  # one chunk each, no classifier window
-    for i, vectors in enumerate(alone_vectors):
-        np.testing.assert_allclose(vectors, separate[owner == i], rtol=1e-4, atol=1e-5)
 
 
 def test_the_audit_reads_a_paragraph_with_the_abbreviations_its_document_defines(

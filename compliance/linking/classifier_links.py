@@ -199,8 +199,8 @@ def classify_paragraphs(
     With ``space`` (the embedding space of a dense index over the same encoder), each result also carries the
     paragraph's chunk vectors in that space, from the same forward pass (:meth:`ArticleClassifier.forward`).
     ``plain`` (paragraph id → its own text) names the paragraphs classified with words of their context (a list
-    item read after its lead-in): their vectors in ``space`` come from a forward over their own text's chunks
-    (:meth:`ArticleClassifier.space_vectors`), so the controls index holds the paragraph, not the context.
+    item read after its lead-in): their vectors in ``space`` come from a forward pass over their own text, so the
+    controls index holds the paragraph, not the context.
     ``progress=False`` shows no bar (the caller counts). With ``config.specific_first``, the paragraphs are taken
     as one document's and re-ranked so (:func:`specific_first_links`); ``one_document=False`` (paragraphs of many
     documents in one batch) leaves that to the caller, per document.
@@ -221,10 +221,11 @@ def classify_paragraphs(
             ranked = classifier.rank(texts, top_k=config.top_k, explain=True, logits=result.logits)
             vectors: list[Any] = list(result.vectors) if result.vectors is not None else [None] * len(chunk)
             own = [i for i, (pid, _) in enumerate(chunk) if plain and pid in plain]
-            if space is not None and result.vectors is not None and own:
-                assert plain is not None  # their own text's vectors: the space's chunks alone, no scores
-                again = classifier.space_vectors([plain[chunk[i][0]] for i in own], space)
-                for i, vecs in zip(own, again, strict=True):
+            if space is not None and own:
+                assert plain is not None
+                again = classifier.forward([plain[chunk[i][0]] for i in own], space)
+                assert again.vectors is not None
+                for i, vecs in zip(own, again.vectors, strict=True):
                     vectors[i] = vecs
             embeddings: list[Any] = (
                 list(result.embeddings) if result.embeddings is not None else [None] * len(chunk)

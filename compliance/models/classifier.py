@@ -497,37 +497,6 @@ class ArticleClassifier:
             vectors = [row_vecs[r] for r in per_text]
         return ForwardPass(out, vectors, embeddings)
 
-    def space_vectors(self, texts: Sequence[str], space: EmbeddingSpace) -> list[np.ndarray]:
-        """Each text's chunk vectors in ``space`` (which must describe this classifier's encoder, mean pooling of the
-        last layer), from a forward over the space's chunks alone: what :meth:`forward` gives as ``vectors`` without
-        the classifier's own windows, for a text whose vectors are wanted but whose scores are not (an audited
-        paragraph classified with words that are not its own)."""
-        import torch
-
-        from compliance.runtime import mean_pool
-
-        if space.pooling != "mean" or space.layer != -1:
-            raise ValueError(
-                f"space_vectors needs mean pooling of the last layer, got {space.pooling}/{space.layer}"
-            )
-        if not texts:
-            return []
-        with self.encoder.lock:
-            specials = list(self.encoder.tokenizer("", add_special_tokens=True)["input_ids"])
-        chunks, owner = space.chunks(self._token_ids(space.read(texts)), specials)
-        out = np.zeros((len(chunks), self.encoder.hidden_size), dtype=np.float32)
-        enc = self.encoder
-        enc.model.eval()
-        with torch.inference_mode():
-            for idx, ids, mask in self.window_batches(chunks):
-                with autocast(enc.device, enc.use_bf16):
-                    hidden = enc.model(input_ids=ids, attention_mask=mask).last_hidden_state
-                out[idx] = (
-                    torch.nn.functional.normalize(mean_pool(hidden.float(), mask), dim=-1).cpu().numpy()
-                )
-        owners = np.asarray(owner, dtype=np.int64)
-        return [out[owners == i] for i in range(len(texts))]
-
     @property
     def uses_lexical(self) -> bool:
         return self.lexical is not None and self.config.lexical_weight > 0
