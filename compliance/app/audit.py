@@ -556,6 +556,10 @@ def _picker_texts(
     return dict(zip((pid for pid, _ in own), classifier.reading(texts), strict=True))
 
 
+#: the classifier's own abbreviations, compared without case with a document's definitions
+_KNOWN_ABBREVIATIONS = {k.lower(): v.lower() for k, v in ABBREVIATIONS.items()}
+
+
 def _written_out(
     todo: list[tuple[int, str]], paragraphs: Sequence[Any], own_texts: dict[int, str], reads: bool
 ) -> tuple[list[tuple[int, str]], dict[int, dict[str, str]]]:
@@ -564,7 +568,7 @@ def _written_out(
     ``own_texts`` gets each changed paragraph's own text (its stored vectors are that text's); ``reads``: the
     classifier writes out :data:`~compliance.abbreviations.ABBREVIATIONS` itself."""
     # what the classifier writes out itself (the same words) is left to it: no second reading, no second window
-    known = {k.lower(): v.lower() for k, v in ABBREVIATIONS.items()} if reads else {}
+    known = _KNOWN_ABBREVIATIONS if reads else {}
     defined = {
         k: v
         for k, v in defined_abbreviations(p.text for p in paragraphs).items()

@@ -528,15 +528,19 @@ class ArticleClassifier:
 
     def lexical_log_probs(self, texts: Sequence[str]) -> np.ndarray | None:
         """The lexical expert's log-probabilities in :attr:`labels` order (None when the model has none)."""
+        return self._lexical_log_probs_read(self.reading(texts)) if self.uses_lexical else None
+
+    def _lexical_log_probs_read(self, read: Sequence[str]) -> np.ndarray | None:
+        """:meth:`lexical_log_probs` of texts already as the model reads them (:meth:`reading`)."""
         if not self.uses_lexical:
             return None
         assert self.lexical is not None
-        lp = self.lexical.log_probs(self.reading(texts))
+        lp = self.lexical.log_probs(read)
         if self.lexical.labels != self.labels:
             col = {a: j for j, a in enumerate(self.lexical.labels)}
             uniform = -np.log(len(self.lexical.labels))
             lp = np.stack(
-                [lp[:, col[a]] if a in col else np.full(len(texts), uniform) for a in self.labels], axis=1
+                [lp[:, col[a]] if a in col else np.full(len(read), uniform) for a in self.labels], axis=1
             )
         return lp
 
@@ -669,14 +673,14 @@ class ArticleClassifier:
         already computed them."""
         if logits is None:
             logits = self.logits(texts)
-        lexical = self.lexical_log_probs(texts)
+        read = self.reading(texts)  # once: for the lexical expert and the shared terms
+        lexical = self._lexical_log_probs_read(read)
         citations = self.citations(texts)
         probs, from_members, passed_down, before, cited = self._score(
             logits, lexical_log_probs=lexical, citations=citations
         )
         k = max(1, min(top_k, len(self.labels)))
         encoder = softmax(logits, self.config.temperature) if explain else None
-        read = self.reading(texts) if explain and self.lexical is not None else list(texts)
         prior = self._prior_distribution() if explain and self.uses_prior else None
         result: list[list[ArticleScore]] = []
         for i, row in enumerate(probs):
