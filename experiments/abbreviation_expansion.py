@@ -28,7 +28,9 @@ import numpy as np
 from compliance.evaluation.evaluator import QuerySet
 
 
-def _sets() -> dict[str, QuerySet]:
+def realistic_query_sets() -> dict[str, QuerySet]:
+    """The realistic sets by name: the hand-written control sets, and the GDPRhub case facts and lead summaries of
+    each half when the development file is there."""
     from compliance.evaluation.queries import (
         abbreviation_controls_query_set,
         controls_query_set,
@@ -91,7 +93,7 @@ def measure(model: Path | None, mode: str = "written") -> list[dict[str, Any]]:
     reading = load(model)
     reading.config = replace(reading.config, abbreviations=mode == "written")
     rows = []
-    for name, qs in _sets().items():
+    for name, qs in realistic_query_sets().items():
         ids = list(qs.queries)
         texts = [qs.queries[q] for q in ids]
         golds = [list(qs.gold[q]) for q in ids]

@@ -57,6 +57,7 @@ __all__ = [
     "main",
     "render_selection",
     "score_consequences",
+    "score_floors",
     "score_law_priors",
     "score_lexical_weights",
     "score_sanctions",
@@ -83,6 +84,13 @@ CONSEQUENCE_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0)
 SANCTION_GRID: tuple[tuple[int, ...], tuple[float | None, ...]] = (
     (1, 2, 3, 5, 8),
     (None, 0.5, 0.7, 0.9, 1.0),
+)
+
+
+#: (floor_addressee, floor) tried for the floor under the duties of the regulated (``--floors``)
+FLOOR_GRID: tuple[tuple[float, ...], tuple[float, ...]] = (
+    (0.7, 0.8, 0.9),
+    (0.1, 1 / 30, 0.01, 1 / 300, 0.001),
 )
 
 
@@ -393,6 +401,61 @@ def select_law_prior(
     return Selection(priors, steps, umbrellas, consequences, sanctions)
 
 
+def score_floors(
+    classifier: ArticleClassifier,
+    law: Law,
+    recital_map: Mapping[int, Sequence[int]] | None,
+    gdprhub_rows: Sequence[dict[str, Any]],
+    grid: tuple[Sequence[float], Sequence[float]] = FLOOR_GRID,
+) -> list[dict[str, Any]]:
+    """The floor under the duties of the regulated (:attr:`~compliance.models.law_prior.LawPriorConfig.floor`) at
+    every grid point and without one, ``classifier``'s whole scoring ensemble otherwise as stored (its prior's
+    exponents, lexical expert, umbrellas — exempt from the floor —, consequences and citations), on the GDPRhub
+    training half's case facts and lead summaries; best objective (MRR + F^μ summed over both) first."""
+    stored = classifier.meta["recipe"].get("law_prior")
+    if stored is None or classifier.config.label_prior is None:
+        raise ValueError("the classifier has no law prior to put a floor under")
+    data = build_training_data(law, recital_map, DataConfig(**classifier.meta["recipe"]["data"]))
+    labels = classifier.labels
+    exempt = tuple(a for a, _ in classifier.config.umbrellas or ())
+    signals = build_law_prior(law, training_recital_map(recital_map, data), labels, exempt=exempt)
+    base = replace(LawPriorConfig.from_dict(stored), floor=0.0)
+    halves = []
+    for qs in (gdprhub_query_set(gdprhub_rows, "train"), gdprhub_lead_query_set(gdprhub_rows, "train")):
+        ids = list(qs.gold)
+        texts = [qs.queries[i] for i in ids]
+        halves.append(
+            (
+                ids,
+                qs.gold,
+                classifier.logits(texts),
+                classifier.lexical_log_probs(texts),
+                classifier.citations(texts),
+            )
+        )
+    points = [base] + [replace(base, floor=f, floor_addressee=t) for t, f in itertools.product(*grid)]
+    config = classifier.config
+    out: list[dict[str, Any]] = []
+    try:
+        for cfg in points:
+            prior = signals.reweighted(cfg).as_array()
+            classifier.config = replace(config, label_prior=tuple(float(x) for x in prior), prior_weight=1.0)
+            row: dict[str, Any] = {"floor": cfg.floor, "floor_addressee": cfg.floor_addressee}
+            objective = 0.0
+            for name, (ids, gold, logits, lexical, cited) in zip(("facts", "lead"), halves, strict=True):
+                probs = classifier.calibrate(logits, lexical_log_probs=lexical, citations=cited)
+                m = article_metrics(dict(zip(ids, ranking_from_scores(probs, labels), strict=True)), gold)
+                row[name] = {"mrr": round(m["mrr"], 4), "f_mu": round(m["f_mu"], 4)}
+                objective += m["mrr"] + m["f_mu"]
+            row["objective"] = round(objective, 4)
+            row["floored"] = list(signals.reweighted(cfg).floored)
+            out.append(row)
+    finally:
+        classifier.config = config
+    out.sort(key=lambda r: (-r["objective"], r["floor"]))
+    return out
+
+
 def _selection_dict(found: Selection) -> dict[str, Any]:
     return {
         "priors": [c.to_dict() for c in found.priors],
@@ -445,7 +508,12 @@ def render_selection(found: Selection) -> str:
 @click.command()
 @click.option("--model", "model_path", type=click.Path(path_type=Path), default=None)
 @click.option("--json", "as_json", is_flag=True)
-def main(model_path: Path | None, as_json: bool) -> None:  # pragma: no cover - thin command-line wrapper
+@click.option(
+    "--floors",
+    is_flag=True,
+    help="Only the floor under the duties of the regulated, on the model's stored ensemble.",
+)
+def main(model_path: Path | None, as_json: bool, floors: bool) -> None:  # pragma: no cover - thin wrapper
     """Select the law-prior exponents, the lexical weight, the umbrellas, the consequence weight and the reading of
     a text about a sanction on the GDPRhub training half."""
     from compliance.evaluation.queries import gdprhub_path, load_gdprhub
@@ -455,6 +523,19 @@ def main(model_path: Path | None, as_json: bool) -> None:  # pragma: no cover - 
     path = gdprhub_path()
     if path is None:
         raise click.UsageError("no GDPRhub development set (set COMPLIANCE_SHARED_DATA)")
+    if floors:
+        rows = score_floors(
+            load(model_path), load_pack_law("gdpr"), get_pack("gdpr").recital_map(), load_gdprhub(path)
+        )
+        for r in rows if not as_json else ():
+            click.echo(
+                f"floor {r['floor']:.4f} at addressee >= {r['floor_addressee']:.1f}: objective {r['objective']:.4f} "
+                f"(facts {r['facts']['mrr']:.3f} + {r['facts']['f_mu']:.3f}, leads {r['lead']['mrr']:.3f} + "
+                f"{r['lead']['f_mu']:.3f}), {len(r['floored'])} articles lifted"
+            )
+        if as_json:
+            click.echo(json.dumps(rows, indent=2))
+        return
     found = select_law_prior(
         load(model_path),
         load_pack_law("gdpr"),

@@ -13,6 +13,7 @@ from experiments.prior_selection import (
     Selection,
     render_selection,
     score_consequences,
+    score_floors,
     score_law_priors,
     score_lexical_weights,
     score_sanctions,
@@ -136,3 +137,38 @@ def test_sanction_step_weighs_the_umbrella_in_a_text_about_a_fine() -> None:
     selection = Selection([start], [start], [], [start], found)
     assert selection.best is found[0]
     assert "-- step 5: a text about a sanction" in render_selection(selection)
+
+
+def test_floor_step_scores_every_floor_and_restores_the_classifier() -> None:
+    """The floor under the duties of the regulated, on the classifier's stored ensemble: the grid points beside the
+    prior without a floor, best objective first; the umbrella is never lifted and the config is put back."""
+    pytest.importorskip("torch")
+    from compliance.evaluation.queries import gdprhub_split
+    from compliance.models.classifier import load
+    from tests.fixtures.classifier.tiny import (
+        POLICY_SENTENCES,
+        RECITAL_MAP,
+        mini_gdpr,
+        shared_tiny_classifier,
+    )
+
+    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
+    stored = clf.config
+    ids = (f"case-{i}" for i in range(1000))
+    train_ids = [i for i in ids if gdprhub_split(i) == "train"][: len(POLICY_SENTENCES)]
+    gold = [32, 33, 15, 17, 32, 5]
+    rows = [
+        {"id": i, "text": t, "lead": t, "gdpr_articles": [a]}
+        for i, t, a in zip(train_ids, POLICY_SENTENCES, gold, strict=True)
+    ]
+    found = score_floors(clf, mini_gdpr(), RECITAL_MAP, rows, ((0.7,), (0.9, 0.001)))
+    assert clf.config is stored
+    assert sorted((r["floor"], r["floor_addressee"]) for r in found) == [(0.0, 0.7), (0.001, 0.7), (0.9, 0.7)]
+    assert [r["objective"] for r in found] == sorted((r["objective"] for r in found), reverse=True)
+    by_floor = {r["floor"]: r for r in found}
+    # a floor of 0.9 lifts the articles that speak to data subjects and controllers, never the umbrella (Art. 5)
+    assert by_floor[0.0]["floored"] == [] and by_floor[0.001]["floored"] == []
+    assert by_floor[0.9]["floored"] and 5 not in by_floor[0.9]["floored"]
+    for r in found:
+        assert set(r) == {"floor", "floor_addressee", "facts", "lead", "objective", "floored"}
+        assert 0.0 < r["facts"]["mrr"] <= 1.0 and r["facts"] == r["lead"]  # the same texts as facts and lead

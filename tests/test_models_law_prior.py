@@ -65,3 +65,33 @@ def test_each_signal_moves_the_prior() -> None:
     ).as_array()
     assert more[1] > base[1]  # Art. 15 explained by more recitals → more likely
     np.testing.assert_allclose(base, 0.2)  # no recital map → nothing to tell the articles apart
+
+
+def test_a_floor_under_the_duties_of_the_regulated(gdpr) -> None:  # type: ignore[no-untyped-def]
+    """Squared counts put Art. 28 (processors) thousands of times below Art. 6; the floor gives every article that
+    speaks to controllers, processors and data subjects at least ``floor`` of the most likely article's mass, and
+    leaves the authorities' articles, the exempt umbrellas and the articles above it where the counts put them."""
+    law, rmap = gdpr
+    labels = list(range(1, 100))
+    plain = build_law_prior(law, rmap, labels, LawPriorConfig(1, 2, 2), exempt=(5,))
+    floored = build_law_prior(law, rmap, labels, LawPriorConfig(1, 2, 2, floor=0.01), exempt=(5,))
+    p, q = plain.as_array(), floored.as_array()
+    assert np.isclose(q.sum(), 1.0)
+    assert p[6 - 1] > 1000 * p[28 - 1]  # the counts alone
+    assert np.isclose(q[28 - 1] / q.max(), 0.01) and q[28 - 1] > 10 * p[28 - 1]
+    assert 28 in floored.floored and 37 in floored.floored and plain.floored == ()
+    # the Board's secretariat and the Commission's reports speak to no controller: not lifted
+    assert 75 not in floored.floored and 97 not in floored.floored
+    assert q[75 - 1] / q.max() < 0.01 and np.isclose(q[75 - 1] / q[6 - 1], p[75 - 1] / p[6 - 1])
+    # the principles umbrella gets its mass from its members: exempt
+    assert 5 not in floored.floored and np.isclose(q[5 - 1] / q[6 - 1], p[5 - 1] / p[6 - 1])
+    # the articles the counts already put above the floor keep their ratios
+    assert np.isclose(q[32 - 1] / q[6 - 1], p[32 - 1] / p[6 - 1])
+    # re-weighting keeps the floor and what it may lift
+    assert floored.reweighted(LawPriorConfig(1, 2, 2, floor=0.01)).as_array() == pytest.approx(q)
+    assert plain.reweighted(LawPriorConfig(1, 2, 2, floor=0.01)).as_array() == pytest.approx(q)
+    assert floored.summary()["floored"] == list(floored.floored)
+    # a stored configuration without the floor has none
+    assert LawPriorConfig.from_dict({"addressee": 1, "citations": 2, "recitals": 2}).floor == 0.0
+    with pytest.raises(ConfigurationError):
+        LawPriorConfig(floor=2.0)

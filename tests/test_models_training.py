@@ -199,6 +199,8 @@ def test_model_carries_the_law_prior(trained: tuple[Path, dict]) -> None:
         "citations": 1.0,
         "recitals": 2.0,
         "cited_by": "regulated",
+        "floor": 0.0,
+        "floor_addressee": 0.7,
     }
     assert cfg["law_prior"]["most_likely"]
     prior = np.asarray(cfg["inference"]["label_prior"])

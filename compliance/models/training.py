@@ -30,6 +30,7 @@ from compliance.models.umbrella import (
     UmbrellaConfig,
     consequence_articles,
     principle_umbrellas,
+    umbrella_articles,
 )
 from compliance.progress import bar
 from compliance.rules.corpus import Law
@@ -49,6 +50,7 @@ __all__ = [
     "fused_adamw",
     "get_recipe",
     "lexical_expert",
+    "prior_exempt",
     "train",
     "training_recital_map",
     "umbrella_reader",
@@ -164,14 +166,17 @@ _R_LITERAL = Recipe(
 #: Art. 32's encoder group too (DataConfig.parallel_recitals: docs/classifier.md, "The recitals of NIS2's
 #: Art. 21 for the encoder"); since 27 November 2026 (session 40) the law prior's citations signal counts only
 #: the references in provisions that oblige the regulated, not the authorities' and the Board's tasks
-#: (docs/classifier.md, "The law prior counts the references in what controllers do")
+#: (docs/classifier.md, "The law prior counts the references in what controllers do"); since 28 November 2026
+#: (session 51) an article that speaks to controllers, processors and data subjects gets at least a hundredth of the
+#: most likely article's prior (LawPriorConfig.floor: docs/classifier.md, "A floor under the duties of the
+#: regulated")
 _R = replace(
     _R_LITERAL,
     name="r",
     data=DataConfig(
         restated=True, parallel_provisions=(("nis2", 21, 32),), lexical_recitals=True, parallel_recitals=True
     ),
-    law_prior=LawPriorConfig(addressee=1, citations=2, recitals=2),
+    law_prior=LawPriorConfig(addressee=1, citations=2, recitals=2, floor=0.01, floor_addressee=0.7),
     umbrella=UmbrellaConfig(weight=0.5),
     consequence=ConsequenceConfig(weight=0.9, top_k=3, umbrella_weight=0.9),
 )
@@ -195,7 +200,13 @@ RECIPES: dict[str, Recipe] = {
     # authorities' and the Board's tasks included (docs/classifier.md, "The law prior counts the references in what
     # controllers do")
     "r-all-citations": replace(
-        _R, name="r-all-citations", law_prior=replace(_R.law_prior, cited_by="all") if _R.law_prior else None
+        _R,
+        name="r-all-citations",
+        law_prior=replace(_R.law_prior, cited_by="all", floor=0.0) if _R.law_prior else None,
+    ),
+    # ``r`` as it was until session 51: no floor under the prior of the articles that speak to the regulated
+    "r-no-floor": replace(
+        _R, name="r-no-floor", law_prior=replace(_R.law_prior, floor=0.0) if _R.law_prior else None
     ),
     # ``r-literal`` plus the provisions of the Law Enforcement Directive that restate a GDPR article (same title) as
     # further training text of that article (needs the LED law pack: docs/classifier.md, "Training text from
@@ -258,6 +269,12 @@ def lexical_expert(data: TrainingData, recipe: Recipe | None = None) -> LexicalA
     return LexicalArticleScorer(
         data.lexical_documents(), stopwords=recipe.lexical_stopwords, numbers=recipe.lexical_numbers
     )
+
+
+def prior_exempt(law: Law, labels: Sequence[int], recipe: Recipe) -> tuple[int, ...]:
+    """The articles the law prior's floor never lifts: the recipe's principle umbrellas (their mass is their
+    members'; :attr:`~compliance.models.law_prior.LawPriorConfig.floor`)."""
+    return umbrella_articles(law, labels, recipe.umbrella) if recipe.umbrella is not None else ()
 
 
 def umbrella_reader(data: TrainingData, lexical: LexicalArticleScorer | None = None) -> LexicalArticleScorer:
@@ -786,7 +803,13 @@ def train(
     # (realistic labelled text) already teaches the model a realistic distribution, and measured on GDPRhub the
     # prior then double-counts (docs/classifier.md), so it is left out.
     if recipe.law_prior is not None and not extra:
-        lp = build_law_prior(law, training_recital_map(recital_map, data), labels, recipe.law_prior)
+        lp = build_law_prior(
+            law,
+            training_recital_map(recital_map, data),
+            labels,
+            recipe.law_prior,
+            exempt=prior_exempt(law, labels, recipe),
+        )
         log_prior += np.log(lp.as_array())
         law_prior_summary = lp.summary()
     if prior_weight > 0 and extra:

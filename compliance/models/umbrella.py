@@ -42,6 +42,7 @@ __all__ = [
     "apply_umbrellas",
     "consequence_articles",
     "principle_umbrellas",
+    "umbrella_articles",
 ]
 
 
@@ -63,18 +64,32 @@ class UmbrellaConfig:
         return asdict(self)
 
 
+def umbrella_articles(
+    law: Law, labels: Sequence[int], config: UmbrellaConfig | None = None
+) -> tuple[int, ...]:
+    """The articles among ``labels`` whose title marks them as umbrellas (``config.title_pattern``), in law order."""
+    pattern = re.compile((config or UmbrellaConfig()).title_pattern, re.IGNORECASE)
+    known = set(labels)
+    return tuple(
+        int(art.number)
+        for art in law.articles
+        if art.number
+        and art.number.isdigit()
+        and int(art.number) in known
+        and pattern.search(art.title or "")
+    )
+
+
 def principle_umbrellas(
     law: Law, lexical: LexicalArticleScorer, labels: Sequence[int], config: UmbrellaConfig | None = None
 ) -> dict[int, tuple[int, ...]]:
     """Umbrella article → its member articles (sorted), for the umbrellas among ``labels``."""
     cfg = config or UmbrellaConfig()
-    pattern = re.compile(cfg.title_pattern, re.IGNORECASE)
     known = set(labels)
+    umbrellas = set(umbrella_articles(law, labels, cfg))
     out: dict[int, tuple[int, ...]] = {}
     for art in law.articles:
-        if not (art.number and art.number.isdigit()) or int(art.number) not in known:
-            continue
-        if not pattern.search(art.title or ""):
+        if not (art.number and art.number.isdigit()) or int(art.number) not in umbrellas:
             continue
         number = int(art.number)
         parts = [

@@ -1,0 +1,128 @@
+"""Two or more GDPR classifiers side by side on every realistic set, beside the frequency prior: MRR, hit@1, hit@3
+and macro-F1 (seed 000's F^μ) of the whole scoring ensemble, and which control texts change their first article.
+
+What a retrained or re-weighted model must be checked against before it replaces the shipped one (docs/classifier.md
+measures every candidate this way):
+
+* ``abbreviation-controls``, ``controls``, ``security-controls``: the hand-written control sets;
+* ``gdprhub-text-train|test``, ``gdprhub-lead-train|test``: the GDPRhub development file's case facts and ``lead``
+  summaries, each half (when the file is there); the frequency prior counts the training half.
+
+    python -m experiments.compare_models --model compliance/shipped/gdpr-classifier --model DIR [--changes] [--json]
+
+The first model is the reference; ``--changes`` lists the control texts whose first article differs from the
+reference's, with their gold articles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from compliance.evaluation.evaluator import QuerySet
+
+#: the metrics each cell reports, in :class:`~compliance.evaluation.evaluator.ArticleEvaluator`'s names
+METRICS = ("mrr", "acc@1", "hit@3", "f_mu")
+#: the sets whose changed texts ``--changes`` lists (short, hand-written: each one can be read)
+CONTROL_SETS = ("abbreviation-controls", "controls", "security-controls")
+
+
+class _Scores:
+    """A ranker whose scores were computed once (per text, in the set's order)."""
+
+    def __init__(self, labels: Sequence[int], texts: Sequence[str], scores: np.ndarray) -> None:
+        self.labels = list(labels)
+        self._rows = dict(zip(texts, scores, strict=True))
+
+    def scores(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._rows[t] for t in texts])
+
+
+def _figures(evaluator: Any, ranker: Any) -> dict[str, float]:
+    found = evaluator(ranker)
+    return {m: round(float(found[f"{evaluator.name}_{m}"]), 4) for m in METRICS}
+
+
+def compare(
+    models: Sequence[Path], sets: Mapping[str, QuerySet], prior_counts: Mapping[int, float] | None = None
+) -> dict[str, Any]:
+    """Per set: each model's figures (keyed by its path), the frequency prior's (``prior_counts`` given), and the
+    texts whose first article differs from the first model's (``changes``: id, text, gold, each model's first)."""
+    from compliance.evaluation.evaluator import ArticleEvaluator
+    from compliance.evaluation.rankers import ClassifierRanker, FrequencyPrior
+    from compliance.models.classifier import load
+
+    if not models:
+        raise ValueError("compare needs at least one model")
+    rankers = [ClassifierRanker(load(m, device="cpu")) for m in models]
+    out: dict[str, Any] = {"models": [str(m) for m in models], "sets": {}}
+    for name, qs in sets.items():
+        evaluator = ArticleEvaluator.from_query_set(qs)
+        texts = [evaluator.queries[q] for q in evaluator.ids]
+        block: dict[str, Any] = {"texts": len(texts), "figures": {}, "changes": []}
+        firsts: list[list[int]] = []
+        for path, ranker in zip(models, rankers, strict=True):
+            scores = ranker.scores(texts) if texts else np.zeros((0, len(ranker.labels)))
+            block["figures"][str(path)] = _figures(evaluator, _Scores(ranker.labels, texts, scores))
+            firsts.append([int(ranker.labels[int(j)]) for j in np.argmax(scores, axis=1)])
+        if prior_counts is not None:
+            prior = FrequencyPrior(prior_counts, rankers[0].labels)
+            block["figures"]["prior"] = _figures(evaluator, prior)
+        for i, q in enumerate(evaluator.ids):
+            tops = [f[i] for f in firsts]
+            if len(set(tops)) > 1:
+                block["changes"].append({"id": q, "text": texts[i], "gold": evaluator.gold[q], "first": tops})
+        out["sets"][name] = block
+    return out
+
+
+def render(result: Mapping[str, Any], changes: bool = False) -> str:
+    """The comparison as Markdown: one table row per set and metric, one column per model (then the prior)."""
+    models = list(result["models"])
+    columns = [*models, "prior"]
+    lines = [
+        "| set | metric | " + " | ".join(models) + " | frequency prior |",
+        "| --- | --- | " + " | ".join("---" for _ in columns) + " |",
+    ]
+    for name, block in result["sets"].items():
+        for metric in METRICS:
+            cells = [block["figures"].get(c, {}).get(metric) for c in columns]
+            shown = " | ".join("–" if v is None else f"{v:.3f}" for v in cells)
+            lines.append(f"| {name} ({block['texts']}) | {metric} | {shown} |")
+    if changes:
+        for name, block in result["sets"].items():
+            if name not in CONTROL_SETS or not block["changes"]:
+                continue
+            lines.append(f"\n{name}: {len(block['changes'])} text(s) whose first article changed")
+            for c in block["changes"]:
+                tops = " → ".join(str(a) for a in c["first"])
+                lines.append(f"  {c['id']}  gold {c['gold']}  first {tops}  | {c['text'][:100]}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from compliance.evaluation.queries import gdprhub_article_counts, gdprhub_path, load_gdprhub
+    from experiments.abbreviation_expansion import realistic_query_sets
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--model", type=Path, action="append", required=True, help="a classifier directory (repeatable)"
+    )
+    parser.add_argument(
+        "--changes", action="store_true", help="list the control texts whose first article changed"
+    )
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    hub = gdprhub_path()
+    counts = gdprhub_article_counts(load_gdprhub(hub), "train") if hub is not None else None
+    result = compare(args.model, realistic_query_sets(), counts)
+    print(json.dumps(result, indent=1) if args.json else render(result, args.changes))
+
+
+if __name__ == "__main__":
+    main()
