@@ -227,13 +227,11 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     from compliance.models.classifier import load
     from compliance.models.compact import heldout_figures
     from compliance.models.data import DataConfig, build_training_data
-    from compliance.models.law_prior import build_law_prior
     from compliance.models.training import (
         calibration_band,
         get_recipe,
         lexical_expert,
-        prior_exempt,
-        training_recital_map,
+        recipe_law_prior,
     )
     from compliance.models.umbrella import consequence_articles
     from compliance.rules.references import act_names
@@ -285,13 +283,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
         lexical_expert(data, recipe).save(out)
     # the law-derived article prior, as training computes it (a model trained with extra supervision has none)
     if recipe.law_prior is not None and cfg["inference"].get("label_prior") is not None:
-        prior = build_law_prior(
-            law,
-            training_recital_map(recital_map, data),
-            labels,
-            recipe.law_prior,
-            exempt=prior_exempt(law, labels, recipe),
-        )
+        prior = recipe_law_prior(law, recital_map, data, labels, recipe)
         cfg["inference"]["label_prior"] = [float(x) for x in prior.as_array()]
         cfg["law_prior"] = prior.summary()
         cfg["recipe"]["law_prior"] = recipe.law_prior.to_dict()

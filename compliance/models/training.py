@@ -22,7 +22,7 @@ import numpy as np
 from compliance.errors import ConfigurationError, ModelError
 from compliance.models.citations import CitationConfig
 from compliance.models.data import DataConfig, Example, TrainingData, build_training_data, file_checksum
-from compliance.models.law_prior import LawPriorConfig, build_law_prior
+from compliance.models.law_prior import LawPrior, LawPriorConfig, build_law_prior
 from compliance.models.lexical import LexicalArticleScorer
 from compliance.models.tapt import TaptConfig, build_mca, build_rsp, run_tapt, summarise
 from compliance.models.umbrella import (
@@ -50,7 +50,7 @@ __all__ = [
     "fused_adamw",
     "get_recipe",
     "lexical_expert",
-    "prior_exempt",
+    "recipe_law_prior",
     "train",
     "training_recital_map",
     "umbrella_reader",
@@ -271,10 +271,22 @@ def lexical_expert(data: TrainingData, recipe: Recipe | None = None) -> LexicalA
     )
 
 
-def prior_exempt(law: Law, labels: Sequence[int], recipe: Recipe) -> tuple[int, ...]:
-    """The articles the law prior's floor never lifts: the recipe's principle umbrellas (their mass is their
-    members'; :attr:`~compliance.models.law_prior.LawPriorConfig.floor`)."""
-    return umbrella_articles(law, labels, recipe.umbrella) if recipe.umbrella is not None else ()
+def recipe_law_prior(
+    law: Law,
+    recital_map: Mapping[int, Sequence[int]] | None,
+    data: TrainingData,
+    labels: Sequence[int],
+    recipe: Recipe,
+) -> LawPrior:
+    """The recipe's law prior over ``labels`` as training computes it: the recipe's weights, the recitals of the
+    training units, and the recipe's principle umbrellas exempt from its floor (their mass is their members';
+    :attr:`~compliance.models.law_prior.LawPriorConfig.floor`)."""
+    if recipe.law_prior is None:
+        raise ValueError(f"recipe {recipe.name!r} has no law prior")
+    exempt = umbrella_articles(law, labels, recipe.umbrella) if recipe.umbrella is not None else ()
+    return build_law_prior(
+        law, training_recital_map(recital_map, data), labels, recipe.law_prior, exempt=exempt
+    )
 
 
 def umbrella_reader(data: TrainingData, lexical: LexicalArticleScorer | None = None) -> LexicalArticleScorer:
@@ -803,13 +815,7 @@ def train(
     # (realistic labelled text) already teaches the model a realistic distribution, and measured on GDPRhub the
     # prior then double-counts (docs/classifier.md), so it is left out.
     if recipe.law_prior is not None and not extra:
-        lp = build_law_prior(
-            law,
-            training_recital_map(recital_map, data),
-            labels,
-            recipe.law_prior,
-            exempt=prior_exempt(law, labels, recipe),
-        )
+        lp = recipe_law_prior(law, recital_map, data, labels, recipe)
         log_prior += np.log(lp.as_array())
         law_prior_summary = lp.summary()
     if prior_weight > 0 and extra:
