@@ -25,27 +25,10 @@ from typing import Any
 import numpy as np
 
 from compliance.evaluation.evaluator import QuerySet
+from experiments.specific_first import METRICS, FixedScores, set_metrics
 
-#: the metrics each cell reports, in :class:`~compliance.evaluation.evaluator.ArticleEvaluator`'s names
-METRICS = ("mrr", "acc@1", "hit@3", "f_mu")
 #: the sets whose changed texts ``--changes`` lists (short, hand-written: each one can be read)
 CONTROL_SETS = ("abbreviation-controls", "controls", "security-controls")
-
-
-class _Scores:
-    """A ranker whose scores were computed once (per text, in the set's order)."""
-
-    def __init__(self, labels: Sequence[int], texts: Sequence[str], scores: np.ndarray) -> None:
-        self.labels = list(labels)
-        self._rows = dict(zip(texts, scores, strict=True))
-
-    def scores(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self._rows[t] for t in texts])
-
-
-def _figures(evaluator: Any, ranker: Any) -> dict[str, float]:
-    found = evaluator(ranker)
-    return {m: round(float(found[f"{evaluator.name}_{m}"]), 4) for m in METRICS}
 
 
 def compare(
@@ -68,11 +51,12 @@ def compare(
         firsts: list[list[int]] = []
         for path, ranker in zip(models, rankers, strict=True):
             scores = ranker.scores(texts) if texts else np.zeros((0, len(ranker.labels)))
-            block["figures"][str(path)] = _figures(evaluator, _Scores(ranker.labels, texts, scores))
+            fixed = FixedScores(ranker.labels, dict(zip(texts, scores, strict=True)), str(path))
+            block["figures"][str(path)] = set_metrics(evaluator, fixed)
             firsts.append([int(ranker.labels[int(j)]) for j in np.argmax(scores, axis=1)])
         if prior_counts is not None:
             prior = FrequencyPrior(prior_counts, rankers[0].labels)
-            block["figures"]["prior"] = _figures(evaluator, prior)
+            block["figures"]["prior"] = set_metrics(evaluator, prior)
         for i, q in enumerate(evaluator.ids):
             tops = [f[i] for f in firsts]
             if len(set(tops)) > 1:

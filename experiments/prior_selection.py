@@ -438,8 +438,10 @@ def score_floors(
     out: list[dict[str, Any]] = []
     try:
         for cfg in points:
-            prior = signals.reweighted(cfg).as_array()
-            classifier.config = replace(config, label_prior=tuple(float(x) for x in prior), prior_weight=1.0)
+            prior = signals.reweighted(cfg)
+            classifier.config = replace(
+                config, label_prior=tuple(float(x) for x in prior.as_array()), prior_weight=1.0
+            )
             row: dict[str, Any] = {"floor": cfg.floor, "floor_addressee": cfg.floor_addressee}
             objective = 0.0
             for name, (ids, gold, logits, lexical, cited) in zip(("facts", "lead"), halves, strict=True):
@@ -448,7 +450,7 @@ def score_floors(
                 row[name] = {"mrr": round(m["mrr"], 4), "f_mu": round(m["f_mu"], 4)}
                 objective += m["mrr"] + m["f_mu"]
             row["objective"] = round(objective, 4)
-            row["floored"] = list(signals.reweighted(cfg).floored)
+            row["floored"] = list(prior.floored)
             out.append(row)
     finally:
         classifier.config = config

@@ -36,8 +36,8 @@ VARIANTS: dict[str, SpecificFirstConfig | None] = {
 }
 
 
-class _Fixed:
-    """A ranker whose scores are given (per text, in order)."""
+class FixedScores:
+    """A ranker whose scores are given (per text, in order): scores computed once, ranked by an evaluator."""
 
     def __init__(self, labels: Sequence[int], by_text: dict[str, np.ndarray], name: str) -> None:
         self.labels = list(labels)
@@ -102,7 +102,7 @@ def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
         texts = [evaluator.queries[q] for q in evaluator.ids]
         raw = base.scores(texts)
         table: dict[str, Any] = {}
-        table["prior"] = {**_metrics(evaluator, prior), **_general_share(evaluator, prior, general_all)}
+        table["prior"] = {**set_metrics(evaluator, prior), **_general_share(evaluator, prior, general_all)}
         for label, cfg in VARIANTS.items():
             if cfg is None:
                 scores = raw
@@ -112,17 +112,20 @@ def measure(model: Path, shared_data: Path | None = None) -> dict[str, Any]:
                 scores = np.concatenate(
                     [specific_first_scores(raw[i : i + 1], labels, cfg) for i in range(len(raw))]
                 )
-            fixed = _Fixed(labels, dict(zip(texts, scores, strict=True)), label)
-            table[label] = {**_metrics(evaluator, fixed), **_general_share(evaluator, fixed, general_all)}
+            fixed = FixedScores(labels, dict(zip(texts, scores, strict=True)), label)
+            table[label] = {**set_metrics(evaluator, fixed), **_general_share(evaluator, fixed, general_all)}
         out["sets"][name] = {"queries": len(evaluator.ids), "results": table}
     return out
 
 
-def _metrics(evaluator: ArticleEvaluator, ranker: Any) -> dict[str, float]:
+#: the figures :func:`set_metrics` gives, in :class:`~compliance.evaluation.evaluator.ArticleEvaluator`'s names
+METRICS = ("mrr", "acc@1", "hit@3", "f_mu")
+
+
+def set_metrics(evaluator: ArticleEvaluator, ranker: Any) -> dict[str, float]:
+    """MRR, hit@1, hit@3 and F^μ of ``ranker`` on ``evaluator``'s set, rounded to 4 places."""
     m = evaluator(ranker)
-    prefix = f"{evaluator.name}_"
-    keep = ("mrr", "acc@1", "hit@3", "f_mu")
-    return {k: round(float(m[prefix + k]), 4) for k in keep}
+    return {k: round(float(m[f"{evaluator.name}_{k}"]), 4) for k in METRICS}
 
 
 def run_experiment(

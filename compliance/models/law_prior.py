@@ -23,7 +23,8 @@ normalised. The counts say how much the law says about an article, not whether a
 squared, they put Art. 28 (processors) about 4,000 times below Art. 6. ``floor`` (> 0) therefore gives every article
 that speaks to the regulated — its addressee signal at least ``floor_addressee`` and its text naming a controller,
 processor or data subject — at least ``floor`` times the most likely article's mass (then normalised); the principle
-umbrellas, whose mass comes from their members, are exempt (``exempt``). At scoring time the classifier adds ``log prior(a)`` to its log-probabilities (label-shift correction
+umbrellas, whose mass comes from their members, are exempt (``exempt``). At scoring time the classifier adds
+``log prior(a)`` to its log-probabilities (label-shift correction
 from a uniform training prior). The weights were chosen on the GDPRhub *training* half only (model selection, see
 ``docs/classifier.md``); the prior itself is computed from the law and the recital map alone.
 """
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -94,29 +95,14 @@ class LawPrior:
     citations: tuple[int, ...]
     recitals: tuple[int, ...]
     config: LawPriorConfig
-    #: per label: the article names a controller, processor or data subject and is not exempt from the floor
-    regulated: tuple[bool, ...] = ()
+    #: per label: the floor may lift it (it names a controller, processor or data subject and is not exempt)
+    liftable: tuple[bool, ...] = ()
+    #: the articles the floor lifted: they speak to the regulated and the counts gave them less than the floor
+    floored: tuple[int, ...] = ()
 
     def reweighted(self, config: LawPriorConfig) -> LawPrior:
         """The same signals under other weights (no second pass over the law)."""
-        return _weighted(self.labels, self.addressee, self.citations, self.recitals, config, self.regulated)
-
-    @property
-    def floored(self) -> tuple[int, ...]:
-        """The articles the floor lifted: they speak to the regulated and their counts gave them less."""
-        if self.config.floor <= 0.0 or not self.regulated:
-            return ()
-        plain = _weighted(
-            self.labels, self.addressee, self.citations, self.recitals, replace(self.config, floor=0.0)
-        ).as_array()
-        edge = self.config.floor * plain.max()
-        return tuple(
-            a
-            for a, p, speaks, addressee in zip(
-                self.labels, plain, self.regulated, self.addressee, strict=True
-            )
-            if speaks and addressee >= self.config.floor_addressee and p < edge
-        )
+        return _weighted(self.labels, self.addressee, self.citations, self.recitals, config, self.liftable)
 
     def as_array(self) -> np.ndarray:
         return np.asarray(self.distribution, dtype=np.float64)
@@ -140,7 +126,7 @@ class LawPrior:
             "least_likely": [int(self.labels[j]) for j in order[-top:]],
         }
         if self.config.floor > 0.0:
-            out["floored"] = [int(a) for a in self.floored]
+            out["floored"] = list(self.floored)
         return out
 
 
@@ -165,7 +151,7 @@ def build_law_prior(
     addressee: list[float] = []
     n_cites: list[int] = []
     n_recitals: list[int] = []
-    regulated: list[bool] = []
+    liftable: list[bool] = []
     exempted = {int(a) for a in exempt}
     for a in labels:
         text = texts.get(int(a), "")
@@ -174,14 +160,14 @@ def build_law_prior(
         addressee.append((1.0 + actors) / (1.0 + actors + institutions))
         n_cites.append(int(cites.get(int(a), 0)))
         n_recitals.append(len(set(rmap.get(int(a), ()))))
-        regulated.append(actors > 0 and int(a) not in exempted)
+        liftable.append(actors > 0 and int(a) not in exempted)
     return _weighted(
         tuple(int(a) for a in labels),
         tuple(addressee),
         tuple(n_cites),
         tuple(n_recitals),
         cfg,
-        tuple(regulated),
+        tuple(liftable),
     )
 
 
@@ -191,7 +177,7 @@ def _weighted(
     citations: tuple[int, ...],
     recitals: tuple[int, ...],
     cfg: LawPriorConfig,
-    regulated: tuple[bool, ...] = (),
+    liftable: tuple[bool, ...] = (),
 ) -> LawPrior:
     log_p = (
         cfg.addressee * np.log(np.asarray(addressee))
@@ -199,8 +185,13 @@ def _weighted(
         + cfg.recitals * np.log1p(np.asarray(recitals, dtype=np.float64))
     )
     p = np.exp(log_p - log_p.max())
-    if cfg.floor > 0.0 and regulated:
-        speaks_to_them = np.asarray(regulated) & (np.asarray(addressee) >= cfg.floor_addressee)
-        p = np.where(speaks_to_them, np.maximum(p, cfg.floor * p.max()), p)
+    floored: tuple[int, ...] = ()
+    if cfg.floor > 0.0 and liftable:
+        edge = cfg.floor * p.max()
+        lifted = np.asarray(liftable) & (np.asarray(addressee) >= cfg.floor_addressee) & (p < edge)
+        p = np.where(lifted, edge, p)
+        floored = tuple(a for a, up in zip(labels, lifted, strict=True) if up)
     p /= p.sum()
-    return LawPrior(labels, tuple(float(x) for x in p), addressee, citations, recitals, cfg, regulated)
+    return LawPrior(
+        labels, tuple(float(x) for x in p), addressee, citations, recitals, cfg, liftable, floored
+    )
