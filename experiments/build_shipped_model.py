@@ -18,7 +18,9 @@
   its umbrellas' weight) are written into the shipped classifier's ``config.json`` as a rebuild would, and its
   lexical expert (``lexical.json``) is indexed again from the recipe's data (the other acts' provisions the
   recipe indexes with an article, ``DataConfig.lexical_provisions``); its held-out figures in ``metrics.json`` and
-  the model card are recomputed. The weights stay as they are.
+  the model card are recomputed; last, the recipe's passage expert (the law's paragraphs and points embedded by the
+  classifier's encoder, ``passages.json`` and ``passages.npy``: :mod:`compliance.models.passages`) is written. The
+  weights stay as they are.
 * ``link-decision``: ``compliance alerts train-decision --max-steps 0`` on the encoder of the classifier written
   next to it (the threshold and band of that un-tuned encoder, calibrated on graded law-passage pairs of the local
   law mirror), which refers to that classifier (``shipped:gdpr-classifier``) instead of copying the encoder: a
@@ -38,6 +40,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +154,7 @@ def build_classifier(args: argparse.Namespace) -> None:
     from compliance.models.classifier import load
     from compliance.models.compact import CompactConfig, distil, heldout_figures
     from compliance.models.data import DataConfig, build_training_data
+    from compliance.models.training import attach_passages
     from compliance.progress import enable_progress
 
     enable_progress(sys.stderr.isatty())
@@ -162,6 +166,9 @@ def build_classifier(args: argparse.Namespace) -> None:
             print("training the teacher (recipe r, the 3-seed soup) ...", file=sys.stderr)
             train_classifier(TrainRequest(out_dir=teacher_dir, device=args.device))
         teacher = load(teacher_dir, device=args.device)
+        # distilled from the head's and the experts' logits alone: the student gets its own passage expert below
+        passage_weight = teacher.config.passage_weight
+        teacher.config = replace(teacher.config, passage_weight=0.0)
         if teacher.meta.get("encoder_adapter"):
             raise SystemExit(f"{teacher_dir} is itself a compact model; give a full `compliance train` model")
         recipe = teacher.meta.get("recipe", {})
@@ -213,6 +220,10 @@ def build_classifier(args: argparse.Namespace) -> None:
             shutil.rmtree(out)
         from compliance.models.card import model_card
 
+        if (
+            passage_weight > 0
+        ):  # after the held-out figures: the law's held-out sentences are among the passages
+            attach_passages(student, law, passage_weight)
         card = _compact_card(model_card(student, metrics), result.record, teacher.meta, figures)
         student.save(out, metrics=metrics, card=card, adapter=(result.description, result.tensors))
         write_checksums(out)
@@ -227,7 +238,9 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     from compliance.models.classifier import load
     from compliance.models.compact import heldout_figures
     from compliance.models.data import DataConfig, build_training_data
+    from compliance.models.passages import PASSAGE_VECTORS_FILE, PASSAGES_FILE
     from compliance.models.training import (
+        attach_passages,
         calibration_band,
         get_recipe,
         lexical_expert,
@@ -260,6 +273,11 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     cfg["inference"]["consequence_clauses"] = bool(found) and recipe.consequence_clauses
     cfg["recipe"]["consequence_clauses"] = recipe.consequence_clauses
     cfg["inference"]["abbreviations"] = cfg["recipe"]["abbreviations"] = recipe.abbreviations
+    # the passage expert is attached last, after the band and the held-out figures (the law's held-out sentences are
+    # among its passages)
+    cfg["inference"]["passage_weight"] = 0.0
+    cfg["recipe"]["passage_weight"] = recipe.passage_weight
+    cfg.pop("passages", None)
     # the lexical expert's documents: the recipe's other acts indexed with an article (the encoder's training rows
     # are the same whatever they are)
     # (and the recitals that explain the parallel provisions, DataConfig.lexical_recitals)
@@ -339,6 +357,15 @@ def refresh_scoring(args: argparse.Namespace) -> None:
         "trained_at": teacher_trained.group(1) if teacher_trained else None,
     }
     figures = {"teacher": metrics["teacher"]["heldout_final_recomputed"], "student": metrics["heldout_final"]}
+    for stale in (PASSAGES_FILE, PASSAGE_VECTORS_FILE):
+        (out / stale).unlink(missing_ok=True)
+    if recipe.passage_weight > 0:
+        attach_passages(student, law, recipe.passage_weight)
+        assert student.passages is not None
+        student.passages.save(out)
+        cfg["inference"]["passage_weight"] = recipe.passage_weight
+        cfg["passages"] = student.meta["passages"]
+        config_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     card_path.write_text(
         _compact_card(model_card(student, metrics), metrics["distillation"], teacher_meta, figures)
     )

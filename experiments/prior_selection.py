@@ -19,6 +19,9 @@ Both are computed from the law alone; only these weights are hyper-parameters. T
 
     python -m experiments.prior_selection --model DIR [--json]
 
+Two further steps run alone on a model's stored ensemble: ``--floors``, the floor under the duties of the regulated
+(:func:`score_floors`), and ``--passages``, the weight of the passage expert (:func:`score_passage_weights`).
+
 The classifier's encoder is used without its stored prior and lexical weight, so any trained model can be
 re-examined. The chosen weights are what the training recipes of :mod:`compliance.models.training` carry;
 this experiment is how they were found (not part of the package).
@@ -58,6 +61,7 @@ __all__ = [
     "render_selection",
     "score_consequences",
     "score_floors",
+    "score_passage_weights",
     "score_law_priors",
     "score_lexical_weights",
     "score_sanctions",
@@ -92,6 +96,10 @@ FLOOR_GRID: tuple[tuple[float, ...], tuple[float, ...]] = (
     (0.7, 0.8, 0.9),
     (0.1, 1 / 30, 0.01, 1 / 300, 0.001),
 )
+
+
+#: passage expert weights tried (``--passages``): 0 is the ensemble without it
+PASSAGE_GRID: tuple[float, ...] = (0.0, 2.5, 5.0, 7.5, 10.0, 15.0)
 
 
 @dataclass(frozen=True)
@@ -458,6 +466,50 @@ def score_floors(
     return out
 
 
+def score_passage_weights(
+    classifier: ArticleClassifier,
+    law: Law,
+    gdprhub_rows: Sequence[dict[str, Any]],
+    grid: Sequence[float] = PASSAGE_GRID,
+) -> list[dict[str, Any]]:
+    """The passage expert's weight (:attr:`~compliance.models.classifier.ClassifierConfig.passage_weight`) at every
+    grid point, ``classifier``'s whole scoring ensemble otherwise as stored, on the GDPRhub training half's case
+    facts and lead summaries; best objective (MRR + F^μ summed over both) first. The passages are the classifier's
+    own when it has them, else ``law``'s embedded by its encoder; the classifier is put back as it was."""
+    from compliance.models.passages import build_passage_expert
+
+    config, passages = classifier.config, classifier.passages
+    expert = passages if passages is not None else build_passage_expert(law, classifier.encoder)
+    labels = classifier.labels
+    out: list[dict[str, Any]] = []
+    try:
+        classifier.config = replace(config, passage_weight=0.0)
+        halves = []
+        for qs in (gdprhub_query_set(gdprhub_rows, "train"), gdprhub_lead_query_set(gdprhub_rows, "train")):
+            ids = list(qs.gold)
+            texts = [qs.queries[i] for i in ids]
+            forward = classifier.forward(texts)
+            assert forward.embeddings is not None
+            cosines = expert.cosines(forward.embeddings, labels)
+            lexical, cited = classifier.lexical_log_probs(texts), classifier.citations(texts)
+            halves.append((ids, qs.gold, forward.logits, cosines, lexical, cited))
+        for weight in grid:
+            row: dict[str, Any] = {"passage_weight": weight}
+            objective = 0.0
+            for name, (ids, gold, logits, cosines, lexical, cited) in zip(("facts", "lead"), halves, strict=True):
+                shifted = logits + config.temperature * weight * cosines
+                probs = classifier.calibrate(shifted, lexical_log_probs=lexical, citations=cited)
+                m = article_metrics(dict(zip(ids, ranking_from_scores(probs, labels), strict=True)), gold)
+                row[name] = {"mrr": round(m["mrr"], 4), "f_mu": round(m["f_mu"], 4)}
+                objective += m["mrr"] + m["f_mu"]
+            row["objective"] = round(objective, 4)
+            out.append(row)
+    finally:
+        classifier.config, classifier.passages = config, passages
+    out.sort(key=lambda r: (-r["objective"], r["passage_weight"]))
+    return out
+
+
 def _selection_dict(found: Selection) -> dict[str, Any]:
     return {
         "priors": [c.to_dict() for c in found.priors],
@@ -515,7 +567,14 @@ def render_selection(found: Selection) -> str:
     is_flag=True,
     help="Only the floor under the duties of the regulated, on the model's stored ensemble.",
 )
-def main(model_path: Path | None, as_json: bool, floors: bool) -> None:  # pragma: no cover - thin wrapper
+@click.option(
+    "--passages",
+    is_flag=True,
+    help="Only the weight of the passage expert (the law's paragraphs and points), on the model's stored ensemble.",
+)
+def main(  # pragma: no cover - thin wrapper
+    model_path: Path | None, as_json: bool, floors: bool, passages: bool
+) -> None:
     """Select the law-prior exponents, the lexical weight, the umbrellas, the consequence weight and the reading of
     a text about a sanction on the GDPRhub training half."""
     from compliance.evaluation.queries import gdprhub_path, load_gdprhub
@@ -537,6 +596,17 @@ def main(model_path: Path | None, as_json: bool, floors: bool) -> None:  # pragm
             )
         if as_json:
             click.echo(json.dumps(rows, indent=2))
+        return
+    if passages:
+        weights = score_passage_weights(load(model_path), load_pack_law("gdpr"), load_gdprhub(path))
+        for r in weights if not as_json else ():
+            click.echo(
+                f"passage weight {r['passage_weight']:g}: objective {r['objective']:.4f} (facts "
+                f"{r['facts']['mrr']:.3f} + {r['facts']['f_mu']:.3f}, leads {r['lead']['mrr']:.3f} + "
+                f"{r['lead']['f_mu']:.3f})"
+            )
+        if as_json:
+            click.echo(json.dumps(weights, indent=2))
         return
     found = select_law_prior(
         load(model_path),

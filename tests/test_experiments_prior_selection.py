@@ -172,3 +172,32 @@ def test_floor_step_scores_every_floor_and_restores_the_classifier() -> None:
     for r in found:
         assert set(r) == {"floor", "floor_addressee", "facts", "lead", "objective", "floored"}
         assert 0.0 < r["facts"]["mrr"] <= 1.0 and r["facts"] == r["lead"]  # the same texts as facts and lead
+
+
+def test_passage_step_scores_every_weight_and_restores_the_classifier() -> None:
+    """The passage expert's weight on the classifier's stored ensemble: every grid point, best objective first; a
+    classifier without passages gets the law's, embedded by its encoder, and is put back without them."""
+    pytest.importorskip("torch")
+    from compliance.evaluation.queries import gdprhub_split
+    from compliance.models.classifier import load
+    from experiments.prior_selection import score_passage_weights
+    from tests.fixtures.classifier.tiny import POLICY_SENTENCES, mini_gdpr, shared_tiny_classifier
+
+    clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
+    stored = clf.config
+    assert clf.passages is None
+    ids = (f"case-{i}" for i in range(1000))
+    train_ids = [i for i in ids if gdprhub_split(i) == "train"][: len(POLICY_SENTENCES)]
+    gold = [32, 33, 15, 17, 32, 5]
+    rows = [
+        {"id": i, "text": t, "lead": t, "gdpr_articles": [a]}
+        for i, t, a in zip(train_ids, POLICY_SENTENCES, gold, strict=True)
+    ]
+    found = score_passage_weights(clf, mini_gdpr(), rows, (0.0, 5.0, 50.0))
+    assert clf.config is stored and clf.passages is None
+    assert sorted(r["passage_weight"] for r in found) == [0.0, 5.0, 50.0]
+    assert [r["objective"] for r in found] == sorted((r["objective"] for r in found), reverse=True)
+    by_weight = {r["passage_weight"]: r for r in found}
+    assert by_weight[0.0]["facts"] != by_weight[50.0]["facts"]  # the weight reaches the ranking
+    for r in found:
+        assert set(r) == {"passage_weight", "facts", "lead", "objective"} and r["facts"] == r["lead"]

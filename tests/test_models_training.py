@@ -453,3 +453,54 @@ def test_format_3_directory_loads_and_scores_the_same(trained: tuple[Path, dict]
     assert np.allclose(
         old.predict_proba(texts), load(path, device="cpu", bf16=False).predict_proba(texts), atol=1e-6
     )
+
+
+def test_model_carries_its_passage_expert(tiny_base: Path, tmp_path: Path) -> None:
+    """A recipe with a passage weight saves the law's paragraphs and points embedded by the trained encoder; the
+    held-out figures are computed before it is attached; a directory without its files does not load."""
+    import shutil
+
+    from compliance.errors import ModelError
+    from compliance.models.classifier import load
+
+    out = tmp_path / "with-passages"
+    result = train(
+        tiny_recipe(tiny_base, epochs=1, passage_weight=2.0),
+        mini_gdpr(),
+        RECITAL_MAP,
+        out_dir=out,
+        device="cpu",
+        bf16=False,
+    )
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["inference"]["passage_weight"] == 2.0 and cfg["recipe"]["passage_weight"] == 2.0
+    assert cfg["passages"]["law"] == mini_gdpr().short_name and cfg["passages"]["count"] > 5
+    clf = load(out, device="cpu", bf16=False)
+    assert clf.uses_passages and clf.passages is not None
+    assert sorted(set(clf.passages.articles())) == [5, 15, 17, 32, 33]
+    # the stored vectors are the saved encoder's
+    fresh = clf.passages.embedded_by(clf.encoder)
+    np.testing.assert_allclose(fresh.vectors, clf.passages.vectors, atol=1e-5)  # type: ignore[arg-type]
+    text = ["Backups are encrypted and the encryption keys are rotated."]
+    forward = clf.forward(text)
+    assert forward.embeddings is not None
+    cos = clf.passages.cosines(forward.embeddings, clf.labels)
+    plain = clf._forward(text).logits
+    np.testing.assert_allclose(
+        forward.logits, plain + clf.config.temperature * 2.0 * cos, rtol=1e-5, atol=1e-6
+    )
+    # the held-out figures are the model's without the expert (the held-out sentences are among the passages)
+    from dataclasses import replace
+
+    from compliance.models.training import _heldout_eval
+
+    calibration = result.data.calibration
+    assert calibration
+    clf.config = replace(clf.config, passage_weight=0.0)
+    without = _heldout_eval(clf, calibration, final=True)
+    assert without == pytest.approx(result.metrics["heldout_final"]["calibration"], abs=1e-6)
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    (broken / "passages.npy").unlink()
+    with pytest.raises(ModelError, match="passage expert"):
+        load(broken, device="cpu", bf16=False)

@@ -943,6 +943,12 @@ def suggestion_version(
     lexical = classifier.lexical if classifier.uses_lexical else None
     if lexical is not None and lexical.analysis != lexical.DEFAULT_ANALYSIS:
         scoring["lexical_terms"] = lexical.analysis
+    if classifier.uses_passages:  # the law's paragraphs and points as an expert of the ensemble (session 52)
+        assert classifier.passages is not None
+        scoring["passages"] = {
+            "weight": classifier.config.passage_weight,
+            "law_checksum": classifier.passages.source.get("law_checksum"),
+        }
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

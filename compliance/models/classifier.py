@@ -13,6 +13,8 @@ articles, with a fitted temperature and a needs-review band. Saved as a self-des
                           (``encoder_adapter``: rank, scale, targets, the base weights' sha256), merged into it
                           at load (:mod:`compliance.models.adapter`); how the classifier shipped with the
                           package stays under 2 MB
+      passages.json       with a passage expert (``passage_weight`` > 0): the law's paragraphs and points it reads
+      passages.npy        and their vectors by this encoder (:mod:`compliance.models.passages`)
       metrics.json        training curves, calibration and evaluation figures
       MODEL_CARD.md       what it is, how it was trained, how well it does
 
@@ -47,6 +49,7 @@ from compliance.errors import ModelError
 from compliance.models.calibration import softmax
 from compliance.models.citations import apply_citations, citation_matrix
 from compliance.models.lexical import LEXICAL_FILE, LexicalArticleScorer
+from compliance.models.passages import PASSAGE_VECTORS_FILE, PASSAGES_FILE, PassageExpert
 from compliance.models.umbrella import apply_consequences, apply_umbrellas
 from compliance.runtime import autocast, classifier_dir, length_sorted_batches
 
@@ -156,6 +159,10 @@ class ClassifierConfig:
             protection impact assessment) is …", :meth:`ArticleClassifier.reading`); the vectors a forward gives an
             embedding space stay the text's as written. False: every text as written (every model before this
             setting).
+        passage_weight: weight of the passage expert (:mod:`compliance.models.passages`): ``passage_weight ×`` the
+            text's cosine with each article's closest paragraph or point, in the encoder's own space, is added to
+            the text's logits scaled by the temperature, so that each article's probability is multiplied by
+            ``exp(passage_weight × cosine)`` (0 = none, every model before 28 November 2026).
     """
 
     max_length: int = 128
@@ -178,6 +185,7 @@ class ClassifierConfig:
     consequence_top_k: int = 1
     sanction_umbrella_weight: float | None = None
     abbreviations: bool = False
+    passage_weight: float = 0.0
 
 
 #: the ways a text's windows may be pooled (:attr:`ClassifierConfig.window_pooling`).
@@ -309,6 +317,7 @@ class ArticleClassifier:
         config: inference parameters, temperature and review band.
         meta: everything else stored in config.json (recipe, provenance, base model, versions).
         lexical: the lexical expert (None: encoder only).
+        passages: the passage expert (None: none; used when :attr:`ClassifierConfig.passage_weight` > 0).
     """
 
     encoder: Encoder
@@ -318,6 +327,7 @@ class ArticleClassifier:
     config: ClassifierConfig
     meta: dict[str, Any] = field(default_factory=dict)
     lexical: LexicalArticleScorer | None = None
+    passages: PassageExpert | None = None
 
     # -- inference ----------------------------------------------------------------------------------------------
     def reading(self, texts: Sequence[str]) -> list[str]:
@@ -372,7 +382,22 @@ class ArticleClassifier:
         (:meth:`about_sanction`, :meth:`read_sanctions`): only those texts' logits change. Safe to call from several
         threads at once: the tokenizer is used under the encoder's lock (:attr:`Encoder.lock`)."""
         result = self._forward(texts, space)
-        return replace(result, logits=self.read_sanctions(texts, result.logits))
+        logits = self.read_sanctions(texts, result.logits)
+        return replace(result, logits=self.with_passages(logits, result.embeddings))
+
+    @property
+    def uses_passages(self) -> bool:
+        return self.passages is not None and self.config.passage_weight > 0
+
+    def with_passages(self, logits: np.ndarray, embeddings: np.ndarray | None) -> np.ndarray:
+        """``logits`` with the passage expert's term added (:attr:`ClassifierConfig.passage_weight`), scaled by
+        the temperature so that the text's distribution is multiplied by ``exp(weight × cosine)``; ``logits`` as
+        they are for a model without passages."""
+        if not self.uses_passages or embeddings is None or not len(logits):
+            return logits
+        assert self.passages is not None
+        term = self.config.temperature * self.config.passage_weight
+        return logits + term * self.passages.cosines(embeddings, self.labels)
 
     def read_sanctions(self, texts: Sequence[str], logits: np.ndarray) -> np.ndarray:
         """``logits`` (``texts``' pooled logits) with the rows of the texts about a sanction read again clause by
@@ -823,6 +848,13 @@ class ArticleClassifier:
         write_card(path, card)
         if self.lexical is not None:
             self.lexical.save(path)
+        for stale in (PASSAGES_FILE, PASSAGE_VECTORS_FILE):
+            (path / stale).unlink(missing_ok=True)
+        if self.uses_passages:
+            assert self.passages is not None
+            # embedded again by the encoder being saved: vectors of another encoder state are never kept
+            self.passages = self.passages.embedded_by(self.encoder)
+            self.passages.save(path)
         from compliance.artifacts import share_as_umask_allows
 
         share_as_umask_allows(path)  # safetensors writes 0600: other accounts could not load the model
@@ -891,7 +923,8 @@ def load(
         if not (model_dir / LEXICAL_FILE).is_file():
             raise ModelError(f"{model_dir}: config asks for a lexical expert but {LEXICAL_FILE} is missing")
         lexical = LexicalArticleScorer.load(model_dir)
-    return ArticleClassifier(encoder, head, labels, titles, config, meta, lexical)
+    passages = PassageExpert.load(model_dir) if config.passage_weight > 0 else None
+    return ArticleClassifier(encoder, head, labels, titles, config, meta, lexical, passages)
 
 
 def _load_adapted_encoder(

@@ -105,6 +105,9 @@ class Recipe:
             articles.
         abbreviations: read the profession's abbreviations of the law's terms written out ("DPIA (data protection
             impact assessment)", :attr:`~compliance.models.classifier.ClassifierConfig.abbreviations`).
+        passage_weight: weight of the passage expert, the text's cosine with each article's closest paragraph or
+            point in the encoder's space (:mod:`compliance.models.passages`); attached after the held-out figures and
+            the review band are computed, since the law's held-out sentences are among the passages; 0 = none.
     """
 
     name: str = "r"
@@ -134,6 +137,7 @@ class Recipe:
     window_pooling: str = "probabilities"
     consequence_clauses: bool = True
     abbreviations: bool = True
+    passage_weight: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -169,7 +173,9 @@ _R_LITERAL = Recipe(
 #: (docs/classifier.md, "The law prior counts the references in what controllers do"); since 28 November 2026
 #: (session 51) an article that speaks to controllers, processors and data subjects gets at least a hundredth of the
 #: most likely article's prior (LawPriorConfig.floor: docs/classifier.md, "A floor under the duties of the
-#: regulated")
+#: regulated"); since 28 November 2026 (session 52) the passage expert reads the text against every paragraph and
+#: point of the law (passage_weight, selected on the GDPRhub training halves: docs/classifier.md, "The law's
+#: paragraphs and points as a fourth expert")
 _R = replace(
     _R_LITERAL,
     name="r",
@@ -179,6 +185,7 @@ _R = replace(
     law_prior=LawPriorConfig(addressee=1, citations=2, recitals=2, floor=0.01, floor_addressee=0.7),
     umbrella=UmbrellaConfig(weight=0.5),
     consequence=ConsequenceConfig(weight=0.9, top_k=3, umbrella_weight=0.9),
+    passage_weight=7.5,
 )
 
 #: The recipes compared in docs/classifier.md. ``r`` (recital enrichment, longer fine-tune, soup) is the default.
@@ -204,6 +211,8 @@ RECIPES: dict[str, Recipe] = {
         name="r-all-citations",
         law_prior=replace(_R.law_prior, cited_by="all", floor=0.0) if _R.law_prior else None,
     ),
+    # ``r`` as it was until session 52: no passage expert
+    "r-no-passages": replace(_R, name="r-no-passages", passage_weight=0.0),
     # ``r`` as it was until session 51: no floor under the prior of the articles that speak to the regulated
     "r-no-floor": replace(
         _R, name="r-no-floor", law_prior=replace(_R.law_prior, floor=0.0) if _R.law_prior else None
@@ -925,9 +934,24 @@ def train(
         "torch_version": torch.__version__,
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    if (
+        recipe.passage_weight > 0
+    ):  # after every held-out figure: the law's held-out sentences are among the passages
+        attach_passages(clf, law, recipe.passage_weight)
     path = None
     if out_dir is not None:
         from compliance.models.card import model_card
 
         path = clf.save(out_dir, metrics=metrics, card=model_card(clf, metrics))
     return TrainResult(clf, data, metrics, path)
+
+
+def attach_passages(clf: ArticleClassifier, law: Law, weight: float) -> None:
+    """Give ``clf`` the passage expert over ``law``'s paragraphs and points at ``weight``
+    (:mod:`compliance.models.passages`), recorded in its ``meta`` (``passages``: the law, its checksum, the passage
+    words and count)."""
+    from compliance.models.passages import build_passage_expert
+
+    clf.passages = build_passage_expert(law, clf.encoder)
+    clf.config = replace(clf.config, passage_weight=weight)
+    clf.meta["passages"] = {**clf.passages.source, "count": len(clf.passages.keys)}

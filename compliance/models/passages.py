@@ -1,0 +1,137 @@
+"""The law's own paragraphs and points as an expert of the scoring ensemble (seed 003: passages max-pooled to their
+document).
+
+The classifier's head scores a text against one prototype per article, learned from the article's sentences. An
+article of several paragraphs and points (Art. 28's contract terms, Art. 15's rights, Art. 32(1)'s measures) is
+then one point in the encoder's space for very different duties, and a text that restates one of them closely can
+still sit nearer another article's prototype. The passage expert reads the text against every paragraph and point
+of the law instead: its cosine with each passage, in the classifier encoder's own space (the text's embedding from
+the same forward pass that gives its logits), max-pooled to the passage's article. ``weight × cosine`` is added to
+the text's log-probabilities before the experts are multiplied (:attr:`ClassifierConfig.passage_weight
+<compliance.models.classifier.ClassifierConfig.passage_weight>`); since a softmax does not change under a shift,
+the article that carries the text's closest passage gains ``exp(weight × Δcos)`` against the others.
+
+The passages are the provision picker's (:func:`compliance.rules.passages.provision_passages`, 120-word windows of
+each paragraph and point with the article title), embedded by the classifier's encoder and stored in the model
+directory (``passages.json``: their provision keys, texts and source; ``passages.npy``: their vectors), so that a
+model directory scores alone. They are embedded again whenever the model is saved (:meth:`PassageExpert.embedded_by`):
+vectors of another encoder state are never kept. The law's held-out sentences are among the passages, so a
+model's held-out QA and QR figures are computed without this expert.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from compliance.errors import ModelError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compliance.models.encoder import Encoder
+    from compliance.rules.corpus import Law
+
+__all__ = ["PASSAGES_FILE", "PASSAGE_VECTORS_FILE", "PASSAGE_WORDS", "PassageExpert", "build_passage_expert"]
+
+#: the words of one passage: the provision picker's (an article's paragraph or point is rarely longer)
+PASSAGE_WORDS = 120
+PASSAGES_FILE = "passages.json"
+PASSAGE_VECTORS_FILE = "passages.npy"
+
+
+@dataclass
+class PassageExpert:
+    """The passages of one law and their vectors by one encoder.
+
+    Attributes:
+        keys: each passage's provision key (``art:28/par:3/pt:a``).
+        texts: each passage's text.
+        vectors: L2-normalised vectors (passages × dim, float32) by the classifier's encoder; None before
+            :meth:`embedded_by`.
+        source: where the passages come from (``law``, ``law_checksum``, ``passage_words``).
+    """
+
+    keys: tuple[str, ...]
+    texts: tuple[str, ...]
+    vectors: np.ndarray | None = None
+    source: dict[str, Any] = field(default_factory=dict)
+
+    def articles(self) -> list[int]:
+        """Each passage's article number."""
+        return [int(k.split("/", 1)[0].removeprefix("art:")) for k in self.keys]
+
+    def embedded_by(self, encoder: Encoder) -> PassageExpert:
+        """The same passages with their vectors by ``encoder`` (in full precision, whatever the encoder's autocast
+        setting, so that the stored vectors do not depend on the machine that saved them)."""
+        with encoder.lock:  # the autocast setting is the encoder's: no other thread embeds meanwhile
+            bf16 = encoder.use_bf16
+            try:
+                encoder.use_bf16 = False
+                vectors = encoder.embed(list(self.texts)).numpy() if self.texts else np.zeros((0, 1))
+            finally:
+                encoder.use_bf16 = bf16
+        return PassageExpert(self.keys, self.texts, np.asarray(vectors, dtype=np.float32), dict(self.source))
+
+    def cosines(self, embeddings: np.ndarray, labels: Sequence[int]) -> np.ndarray:
+        """Per text (rows of L2-normalised ``embeddings``) and article of ``labels``: the cosine of the text with the
+        article's closest passage; an article without passages gets the text's lowest cosine with any passage."""
+        if self.vectors is None:
+            raise ModelError("the passage expert has no vectors: embed its passages first (embedded_by)")
+        emb = np.asarray(embeddings, dtype=np.float32)
+        out = np.zeros((len(emb), len(labels)), dtype=np.float64)
+        if not len(emb) or not len(self.keys):
+            return out
+        column = {a: j for j, a in enumerate(labels)}
+        cols = np.asarray([column.get(a, -1) for a in self.articles()], dtype=np.int64)
+        keep = np.flatnonzero(cols >= 0)
+        order = keep[np.argsort(cols[keep], kind="stable")]
+        sims = (emb @ self.vectors[order].T).astype(np.float64)  # texts × passages, grouped by article
+        present, starts = np.unique(cols[order], return_index=True)
+        out[:] = sims.min(axis=1, keepdims=True)
+        out[:, present] = np.maximum.reduceat(sims, starts, axis=1)
+        return out
+
+    def save(self, path: Path) -> None:
+        """Write ``passages.json`` and ``passages.npy`` into the model directory ``path``."""
+        if self.vectors is None:
+            raise ModelError("the passage expert has no vectors: embed its passages before saving")
+        doc = {
+            "source": self.source,
+            "passages": [{"key": k, "text": t} for k, t in zip(self.keys, self.texts, strict=True)],
+        }
+        (path / PASSAGES_FILE).write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
+        with (path / PASSAGE_VECTORS_FILE).open("wb") as fh:
+            np.save(fh, self.vectors, allow_pickle=False)
+
+    @classmethod
+    def load(cls, path: Path) -> PassageExpert:
+        """Read the passages of the model directory ``path``.
+
+        Raises:
+            ModelError: the files are missing or do not fit each other.
+        """
+        try:
+            doc = json.loads((path / PASSAGES_FILE).read_text(encoding="utf-8"))
+            vectors = np.load(path / PASSAGE_VECTORS_FILE, allow_pickle=False)
+            rows: list[Mapping[str, Any]] = doc["passages"]
+            keys = tuple(str(r["key"]) for r in rows)
+            texts = tuple(str(r["text"]) for r in rows)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ModelError(f"{path}: the passage expert's files are missing or unreadable ({e})") from e
+        if vectors.ndim != 2 or len(vectors) != len(keys):
+            raise ModelError(f"{path}: {len(keys)} passages but vectors of shape {vectors.shape}")
+        return cls(keys, texts, np.asarray(vectors, dtype=np.float32), dict(doc.get("source", {})))
+
+
+def build_passage_expert(law: Law, encoder: Encoder, *, words: int = PASSAGE_WORDS) -> PassageExpert:
+    """The passages of every article of ``law`` (its paragraphs and points, :func:`provision_passages`) with their
+    vectors by ``encoder``."""
+    from compliance.rules.passages import provision_passages
+
+    texts, owners = provision_passages(law, [a.key for a in law.articles], words)
+    source = {"law": law.short_name, "law_checksum": law.checksum, "passage_words": words}
+    return PassageExpert(tuple(owners), tuple(texts), None, source).embedded_by(encoder)
