@@ -496,7 +496,9 @@ def score_passage_weights(
         for weight in grid:
             row: dict[str, Any] = {"passage_weight": weight}
             objective = 0.0
-            for name, (ids, gold, logits, cosines, lexical, cited) in zip(("facts", "lead"), halves, strict=True):
+            for name, (ids, gold, logits, cosines, lexical, cited) in zip(
+                ("facts", "lead"), halves, strict=True
+            ):
                 shifted = logits + config.temperature * weight * cosines
                 probs = classifier.calibrate(shifted, lexical_log_probs=lexical, citations=cited)
                 m = article_metrics(dict(zip(ids, ranking_from_scores(probs, labels), strict=True)), gold)
