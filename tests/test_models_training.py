@@ -478,6 +478,11 @@ def test_model_carries_its_passage_expert(tiny_base: Path, tmp_path: Path) -> No
     clf = load(out, device="cpu", bf16=False)
     assert clf.uses_passages and clf.passages is not None
     assert sorted(set(clf.passages.articles())) == [5, 15, 17, 32, 33]
+    # the recitals that explain an article (the training map: no held-out recital) are passages of that article
+    recital_keys = [k for k in clf.passages.keys if "/rec:" in k]
+    assert recital_keys and cfg["passages"]["recitals"] > 0
+    held = {e.id for e in (*result.data.qr, *result.data.calibration) if e.id.startswith("rec:")}
+    assert not {k.split("/", 1)[1] for k in recital_keys} & held
     # the stored vectors are the saved encoder's
     fresh = clf.passages.embedded_by(clf.encoder)
     np.testing.assert_allclose(fresh.vectors, clf.passages.vectors, atol=1e-5)  # type: ignore[arg-type]

@@ -95,6 +95,7 @@ def test_the_shipped_classifier_reads_the_laws_paragraphs_and_points_by_its_own_
     assert clf.uses_passages and clf.passages is not None and clf.config.passage_weight > 0
     assert set(clf.passages.articles()) == set(clf.labels)
     assert clf.meta["passages"]["count"] == len(clf.passages.keys)
+    assert clf.meta["passages"]["recitals"] > 100 and any("/rec:" in k for k in clf.passages.keys)
     sample = PassageExpert(clf.passages.keys[::40], clf.passages.texts[::40]).embedded_by(clf.encoder)
     assert sample.vectors is not None and clf.passages.vectors is not None
     np = pytest.importorskip("numpy")

@@ -127,11 +127,32 @@ class PassageExpert:
         return cls(keys, texts, np.asarray(vectors, dtype=np.float32), dict(doc.get("source", {})))
 
 
-def build_passage_expert(law: Law, encoder: Encoder, *, words: int = PASSAGE_WORDS) -> PassageExpert:
-    """The passages of every article of ``law`` (its paragraphs and points, :func:`provision_passages`) with their
-    vectors by ``encoder``."""
-    from compliance.rules.passages import provision_passages
+def build_passage_expert(
+    law: Law,
+    encoder: Encoder,
+    *,
+    recital_map: Mapping[int, Sequence[int]] | None = None,
+    words: int = PASSAGE_WORDS,
+) -> PassageExpert:
+    """The passages of every article of ``law`` (its paragraphs and points, :func:`provision_passages`) and, with a
+    ``recital_map`` (article → recitals), the recitals that explain each article, as passages of that article
+    (``art:32/rec:83``: a recital explaining several articles is a passage of each), with their vectors by
+    ``encoder``."""
+    from compliance.rules.passages import provision_passages, windows_of
 
     texts, owners = provision_passages(law, [a.key for a in law.articles], words)
-    source = {"law": law.short_name, "law_checksum": law.checksum, "passage_words": words}
+    recitals = 0
+    known = {p.key for p in law.provisions}
+    for article, numbers in sorted((recital_map or {}).items()):
+        for number in numbers:
+            key = f"rec:{number}"
+            if key in known:
+                windows_of(law.text_of(key), f"art:{article}/{key}", words, texts, owners)
+                recitals += 1
+    source = {
+        "law": law.short_name,
+        "law_checksum": law.checksum,
+        "passage_words": words,
+        "recitals": recitals,
+    }
     return PassageExpert(tuple(owners), tuple(texts), None, source).embedded_by(encoder)

@@ -934,10 +934,10 @@ def train(
         "torch_version": torch.__version__,
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    if (
-        recipe.passage_weight > 0
-    ):  # after every held-out figure: the law's held-out sentences are among the passages
-        attach_passages(clf, law, recipe.passage_weight)
+    # after every held-out figure: the law's held-out sentences are among the passages
+    if recipe.passage_weight > 0:
+        recitals = training_recital_map(recital_map, data) if recipe.data.recitals else None
+        attach_passages(clf, law, recipe.passage_weight, recitals)
     path = None
     if out_dir is not None:
         from compliance.models.card import model_card
@@ -946,12 +946,18 @@ def train(
     return TrainResult(clf, data, metrics, path)
 
 
-def attach_passages(clf: ArticleClassifier, law: Law, weight: float) -> None:
-    """Give ``clf`` the passage expert over ``law``'s paragraphs and points at ``weight``
+def attach_passages(
+    clf: ArticleClassifier,
+    law: Law,
+    weight: float,
+    recital_map: Mapping[int, Sequence[int]] | None = None,
+) -> None:
+    """Give ``clf`` the passage expert over ``law``'s paragraphs and points (and the recitals ``recital_map``
+    assigns to each article: the training map, without the held-out recitals) at ``weight``
     (:mod:`compliance.models.passages`), recorded in its ``meta`` (``passages``: the law, its checksum, the passage
-    words and count)."""
+    words, the recitals and the passages counted)."""
     from compliance.models.passages import build_passage_expert
 
-    clf.passages = build_passage_expert(law, clf.encoder)
+    clf.passages = build_passage_expert(law, clf.encoder, recital_map=recital_map)
     clf.config = replace(clf.config, passage_weight=weight)
     clf.meta["passages"] = {**clf.passages.source, "count": len(clf.passages.keys)}
