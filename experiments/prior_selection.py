@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -475,7 +475,8 @@ def score_passage_weights(
     """The passage expert's weight (:attr:`~compliance.models.classifier.ClassifierConfig.passage_weight`) at every
     grid point, ``classifier``'s whole scoring ensemble otherwise as stored, on the GDPRhub training half's case
     facts and lead summaries; best objective (MRR + F^μ summed over both) first. The passages are the classifier's
-    own when it has them, else ``law``'s embedded by its encoder; the classifier is put back as it was."""
+    own when it has them, else ``law``'s paragraphs and points (no recitals) embedded by its encoder; the classifier
+    is put back as it was."""
     from compliance.models.passages import build_passage_expert
 
     config, passages = classifier.config, classifier.passages
@@ -561,6 +562,24 @@ def render_selection(found: Selection) -> str:
     return "\n".join(lines)
 
 
+def _echo_step(
+    rows: Sequence[Mapping[str, Any]],
+    as_json: bool,
+    point: Callable[[Mapping[str, Any]], str],
+    more: Callable[[Mapping[str, Any]], str] = lambda r: "",
+) -> None:  # pragma: no cover - printing
+    """A single step's grid points, one line each (``point``: the grid point; ``more``: what follows the figures),
+    or as JSON."""
+    if as_json:
+        click.echo(json.dumps(list(rows), indent=2))
+        return
+    for r in rows:
+        click.echo(
+            f"{point(r)}: objective {r['objective']:.4f} (facts {r['facts']['mrr']:.3f} + {r['facts']['f_mu']:.3f}, "
+            f"leads {r['lead']['mrr']:.3f} + {r['lead']['f_mu']:.3f}){more(r)}"
+        )
+
+
 @click.command()
 @click.option("--model", "model_path", type=click.Path(path_type=Path), default=None)
 @click.option("--json", "as_json", is_flag=True)
@@ -590,25 +609,16 @@ def main(  # pragma: no cover - thin wrapper
         rows = score_floors(
             load(model_path), load_pack_law("gdpr"), get_pack("gdpr").recital_map(), load_gdprhub(path)
         )
-        for r in rows if not as_json else ():
-            click.echo(
-                f"floor {r['floor']:.4f} at addressee >= {r['floor_addressee']:.1f}: objective {r['objective']:.4f} "
-                f"(facts {r['facts']['mrr']:.3f} + {r['facts']['f_mu']:.3f}, leads {r['lead']['mrr']:.3f} + "
-                f"{r['lead']['f_mu']:.3f}), {len(r['floored'])} articles lifted"
-            )
-        if as_json:
-            click.echo(json.dumps(rows, indent=2))
+        _echo_step(
+            rows,
+            as_json,
+            lambda r: f"floor {r['floor']:.4f} at addressee >= {r['floor_addressee']:.1f}",
+            lambda r: f", {len(r['floored'])} articles lifted",
+        )
         return
     if passages:
         weights = score_passage_weights(load(model_path), load_pack_law("gdpr"), load_gdprhub(path))
-        for r in weights if not as_json else ():
-            click.echo(
-                f"passage weight {r['passage_weight']:g}: objective {r['objective']:.4f} (facts "
-                f"{r['facts']['mrr']:.3f} + {r['facts']['f_mu']:.3f}, leads {r['lead']['mrr']:.3f} + "
-                f"{r['lead']['f_mu']:.3f})"
-            )
-        if as_json:
-            click.echo(json.dumps(weights, indent=2))
+        _echo_step(weights, as_json, lambda r: f"passage weight {r['passage_weight']:g}")
         return
     found = select_law_prior(
         load(model_path),

@@ -139,14 +139,26 @@ def test_sanction_step_weighs_the_umbrella_in_a_text_about_a_fine() -> None:
     assert "-- step 5: a text about a sanction" in render_selection(selection)
 
 
+def _training_half_rows() -> list[dict[str, object]]:
+    """The tiny fixture's policy sentences as GDPRhub rows of the training half, each its own lead summary."""
+    from compliance.evaluation.queries import gdprhub_split
+    from tests.fixtures.classifier.tiny import POLICY_SENTENCES
+
+    ids = (f"case-{i}" for i in range(1000))
+    train_ids = [i for i in ids if gdprhub_split(i) == "train"][: len(POLICY_SENTENCES)]
+    gold = [32, 33, 15, 17, 32, 5]
+    return [
+        {"id": i, "text": t, "lead": t, "gdpr_articles": [a]}
+        for i, t, a in zip(train_ids, POLICY_SENTENCES, gold, strict=True)
+    ]
+
+
 def test_floor_step_scores_every_floor_and_restores_the_classifier() -> None:
     """The floor under the duties of the regulated, on the classifier's stored ensemble: the grid points beside the
     prior without a floor, best objective first; the umbrella is never lifted and the config is put back."""
     pytest.importorskip("torch")
-    from compliance.evaluation.queries import gdprhub_split
     from compliance.models.classifier import load
     from tests.fixtures.classifier.tiny import (
-        POLICY_SENTENCES,
         RECITAL_MAP,
         mini_gdpr,
         shared_tiny_classifier,
@@ -154,13 +166,7 @@ def test_floor_step_scores_every_floor_and_restores_the_classifier() -> None:
 
     clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
     stored = clf.config
-    ids = (f"case-{i}" for i in range(1000))
-    train_ids = [i for i in ids if gdprhub_split(i) == "train"][: len(POLICY_SENTENCES)]
-    gold = [32, 33, 15, 17, 32, 5]
-    rows = [
-        {"id": i, "text": t, "lead": t, "gdpr_articles": [a]}
-        for i, t, a in zip(train_ids, POLICY_SENTENCES, gold, strict=True)
-    ]
+    rows = _training_half_rows()
     found = score_floors(clf, mini_gdpr(), RECITAL_MAP, rows, ((0.7,), (0.9, 0.001)))
     assert clf.config is stored
     assert sorted((r["floor"], r["floor_addressee"]) for r in found) == [(0.0, 0.7), (0.001, 0.7), (0.9, 0.7)]
@@ -178,21 +184,14 @@ def test_passage_step_scores_every_weight_and_restores_the_classifier() -> None:
     """The passage expert's weight on the classifier's stored ensemble: every grid point, best objective first; a
     classifier without passages gets the law's, embedded by its encoder, and is put back without them."""
     pytest.importorskip("torch")
-    from compliance.evaluation.queries import gdprhub_split
     from compliance.models.classifier import load
     from experiments.prior_selection import score_passage_weights
-    from tests.fixtures.classifier.tiny import POLICY_SENTENCES, mini_gdpr, shared_tiny_classifier
+    from tests.fixtures.classifier.tiny import mini_gdpr, shared_tiny_classifier
 
     clf = load(shared_tiny_classifier(), device="cpu", bf16=False)
     stored = clf.config
     assert clf.passages is None
-    ids = (f"case-{i}" for i in range(1000))
-    train_ids = [i for i in ids if gdprhub_split(i) == "train"][: len(POLICY_SENTENCES)]
-    gold = [32, 33, 15, 17, 32, 5]
-    rows = [
-        {"id": i, "text": t, "lead": t, "gdpr_articles": [a]}
-        for i, t, a in zip(train_ids, POLICY_SENTENCES, gold, strict=True)
-    ]
+    rows = _training_half_rows()
     found = score_passage_weights(clf, mini_gdpr(), rows, (0.0, 5.0, 50.0))
     assert clf.config is stored and clf.passages is None
     assert sorted(r["passage_weight"] for r in found) == [0.0, 5.0, 50.0]

@@ -59,6 +59,10 @@ class PassageExpert:
     texts: tuple[str, ...]
     vectors: np.ndarray | None = None
     source: dict[str, Any] = field(default_factory=dict)
+    #: per label order: the passages' vectors grouped by article, the articles' columns and where each group starts
+    _plans: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def articles(self) -> list[int]:
         """Each passage's article number."""
@@ -85,15 +89,27 @@ class PassageExpert:
         out = np.zeros((len(emb), len(labels)), dtype=np.float64)
         if not len(emb) or not len(self.keys):
             return out
-        column = {a: j for j, a in enumerate(labels)}
-        cols = np.asarray([column.get(a, -1) for a in self.articles()], dtype=np.int64)
-        keep = np.flatnonzero(cols >= 0)
-        order = keep[np.argsort(cols[keep], kind="stable")]
-        sims = (emb @ self.vectors[order].T).astype(np.float64)  # texts × passages, grouped by article
-        present, starts = np.unique(cols[order], return_index=True)
+        grouped, present, starts = self._plan(tuple(labels))
+        if not len(present):
+            return out
+        sims = (emb @ grouped.T).astype(np.float64)  # texts × passages, grouped by article
         out[:] = sims.min(axis=1, keepdims=True)
         out[:, present] = np.maximum.reduceat(sims, starts, axis=1)
         return out
+
+    def _plan(self, labels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The vectors of the passages of ``labels``' articles grouped by article, the column of each group and
+        where each group starts (computed once per label order: the audit asks for every batch)."""
+        plan = self._plans.get(labels)
+        if plan is None:
+            assert self.vectors is not None
+            column = {a: j for j, a in enumerate(labels)}
+            cols = np.asarray([column.get(a, -1) for a in self.articles()], dtype=np.int64)
+            keep = np.flatnonzero(cols >= 0)
+            order = keep[np.argsort(cols[keep], kind="stable")]
+            present, starts = np.unique(cols[order], return_index=True)
+            plan = self._plans[labels] = (np.ascontiguousarray(self.vectors[order]), present, starts)
+        return plan
 
     def save(self, path: Path) -> None:
         """Write ``passages.json`` and ``passages.npy`` into the model directory ``path``."""
