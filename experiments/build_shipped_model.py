@@ -154,7 +154,7 @@ def build_classifier(args: argparse.Namespace) -> None:
     from compliance.models.classifier import load
     from compliance.models.compact import CompactConfig, distil, heldout_figures
     from compliance.models.data import DataConfig, build_training_data
-    from compliance.models.training import attach_passages, training_recital_map
+    from compliance.models.training import attach_passages
     from compliance.progress import enable_progress
 
     enable_progress(sys.stderr.isatty())
@@ -223,8 +223,7 @@ def build_classifier(args: argparse.Namespace) -> None:
         # after the held-out figures: the law's held-out sentences are among the passages
         if passage_weight > 0:
             enriched = recipe.get("data", {}).get("recitals", True)
-            recitals = training_recital_map(recital_map, data) if enriched else None
-            attach_passages(student, law, passage_weight, recitals)
+            attach_passages(student, law, passage_weight, data, recital_map if enriched else None)
         card = _compact_card(model_card(student, metrics), result.record, teacher.meta, figures)
         student.save(out, metrics=metrics, card=card, adapter=(result.description, result.tensors))
         write_checksums(out)
@@ -246,7 +245,6 @@ def refresh_scoring(args: argparse.Namespace) -> None:
         get_recipe,
         lexical_expert,
         recipe_law_prior,
-        training_recital_map,
     )
     from compliance.models.umbrella import consequence_articles
     from compliance.rules.references import act_names
@@ -362,8 +360,9 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     for stale in (PASSAGES_FILE, PASSAGE_VECTORS_FILE):
         (out / stale).unlink(missing_ok=True)
     if recipe.passage_weight > 0:
-        recitals = training_recital_map(recital_map, data) if recipe.data.recitals else None
-        attach_passages(student, law, recipe.passage_weight, recitals)
+        attach_passages(
+            student, law, recipe.passage_weight, data, recital_map if recipe.data.recitals else None
+        )
         assert student.passages is not None
         student.passages.save(out)
         cfg["inference"]["passage_weight"] = recipe.passage_weight

@@ -85,7 +85,7 @@ def model_card(clf: ArticleClassifier, metrics: dict[str, Any]) -> str:
         )
         + (
             f" + {clf.config.passage_weight:g} · the cosine of the text with each article's closest paragraph or"
-            f" point of the law ({len(clf.passages.keys) if clf.passages is not None else 0} passages embedded by"
+            f" point of the law ({len(clf.passages.keys if clf.passages else ())} passages embedded by"
             " this encoder, `passages.json`; the held-out QA and QR figures below are without it, since the"
             " held-out sentences are among the passages)"
             if clf.uses_passages

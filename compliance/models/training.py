@@ -936,8 +936,7 @@ def train(
     }
     # after every held-out figure: the law's held-out sentences are among the passages
     if recipe.passage_weight > 0:
-        recitals = training_recital_map(recital_map, data) if recipe.data.recitals else None
-        attach_passages(clf, law, recipe.passage_weight, recitals)
+        attach_passages(clf, law, recipe.passage_weight, data, recital_map if recipe.data.recitals else None)
     path = None
     if out_dir is not None:
         from compliance.models.card import model_card
@@ -950,14 +949,16 @@ def attach_passages(
     clf: ArticleClassifier,
     law: Law,
     weight: float,
+    data: TrainingData,
     recital_map: Mapping[int, Sequence[int]] | None = None,
 ) -> None:
     """Give ``clf`` the passage expert over ``law``'s paragraphs and points (and the recitals ``recital_map``
-    assigns to each article: the training map, without the held-out recitals) at ``weight``
+    assigns to each article, less those ``data`` holds out: :func:`training_recital_map`) at ``weight``
     (:mod:`compliance.models.passages`), recorded in its ``meta`` (``passages``: the law, its checksum, the passage
     words, the recitals and the passages counted)."""
     from compliance.models.passages import build_passage_expert
 
-    clf.passages = build_passage_expert(law, clf.encoder, recital_map=recital_map)
+    recitals = training_recital_map(recital_map, data) if recital_map is not None else None
+    clf.passages = build_passage_expert(law, clf.encoder, recital_map=recitals)
     clf.config = replace(clf.config, passage_weight=weight)
     clf.meta["passages"] = {**clf.passages.source, "count": len(clf.passages.keys)}
