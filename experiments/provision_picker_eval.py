@@ -98,16 +98,22 @@ def score(law: Any, items: Sequence[Item], clf: Any, encode: Any) -> dict[str, A
     def embed(texts: Any) -> Any:
         return clf.encoder.embed(texts).numpy()
 
+    base = ProvisionPicker(law)
+    # the classifier's passages as the audit takes them (compliance.app.audit.law_picker): the vectors its passage
+    # expert carries for this law version, else embedded by its encoder
+    carried = clf.passages.vectors_of(base.texts, law.checksum) if clf.passages is not None else None
+    own = carried if carried is not None else embed(base.texts)
     pickers = {
-        "bm25": ProvisionPicker(law),
+        "bm25": base,
         "dense": ProvisionPicker(law, encode=encode, bm25_weight=0.0),
         "hybrid": ProvisionPicker(law, encode=encode),
-        "dense_classifier": ProvisionPicker(law, encode=embed, bm25_weight=0.0),
-        "hybrid_classifier": ProvisionPicker(law, encode=embed),
+        "dense_classifier": ProvisionPicker(law, encode=embed, bm25_weight=0.0, passage_vectors=own),
+        "hybrid_classifier": ProvisionPicker(law, encode=embed, passage_vectors=own),
         # the same, a provision whose duties fall on public bodies only weighted down (the audit's default)
-        "hybrid_classifier_entity": ProvisionPicker(law, encode=embed, authority_weight=AUTHORITY_WEIGHT),
+        "hybrid_classifier_entity": ProvisionPicker(
+            law, encode=embed, passage_vectors=own, authority_weight=AUTHORITY_WEIGHT
+        ),
     }
-    base = pickers["bm25"]
     choosable = base.articles_with_provisions()
     items = [i for i in items if i.article in choosable]
     vectors = clf.forward([i.text for i in items]).embeddings if items else []

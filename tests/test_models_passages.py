@@ -95,3 +95,16 @@ def test_passages_are_embedded_in_full_precision() -> None:
     fresh = PassageExpert(("art:5", "art:6"), ("a", "b")).embedded_by(encoder)  # type: ignore[arg-type]
     assert encoder.seen == [False] and encoder.use_bf16 is True
     assert fresh.vectors is not None and fresh.vectors.shape == (2, 3) and fresh.vectors.dtype == np.float32
+
+
+def test_vectors_of_gives_the_stored_vectors_of_passages_of_its_law_version() -> None:
+    expert = PassageExpert(_expert().keys, _expert().texts, _expert().vectors, {"law_checksum": "v1"})
+    assert expert.vectors is not None
+    got = expert.vectors_of(["c", "a"], "v1")
+    assert got is not None and got.dtype == np.float32
+    np.testing.assert_array_equal(got, expert.vectors[[2, 0]])
+    # another version of the law, a text that is not a passage, no checksum, no vectors: nothing
+    assert expert.vectors_of(["c", "a"], "v2") is None
+    assert expert.vectors_of(["c", "not a passage"], "v1") is None
+    assert expert.vectors_of(["c"], None) is None
+    assert PassageExpert(("art:5",), ("a",), None, {"law_checksum": "v1"}).vectors_of(["a"], "v1") is None

@@ -112,6 +112,39 @@ def test_the_shipped_classifier_reads_the_laws_paragraphs_and_points_by_its_own_
 
 
 @pytest.mark.usefixtures("shipped_models")
+def test_the_audits_provision_picker_takes_the_shipped_classifiers_own_passage_vectors(
+    gdpr_xml: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The provision picker's passages are the passage expert's article passages: a first audit reads their
+    vectors from the model directory and embeds none of them (it embedded 790 passages before, 4.6 s on two
+    cores), and every pick is what the encoder's own vectors give."""
+    pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    from compliance.app import audit
+    from compliance.app.classifier import load_classifier
+    from compliance.rules.formex import parse_formex
+
+    monkeypatch.setattr(audit, "_PICKERS", {})  # a fresh process: no picker built yet
+    clf = load_classifier(device="cpu")
+    law = parse_formex(gdpr_xml.read_bytes(), source=str(gdpr_xml))
+    embedded: list[int] = []
+    embed = clf.encoder.embed
+    monkeypatch.setattr(
+        clf.encoder, "embed", lambda texts, *a, **k: (embedded.append(len(texts)), embed(texts, *a, **k))[1]
+    )
+    picker = audit.law_picker(clf, law.checksum, lambda: law)
+    assert embedded == [] and picker._vectors is not None and clf.passages is not None
+    n = len(picker.texts)
+    assert n > 700 and picker.texts == list(clf.passages.texts[:n])
+    np.testing.assert_array_equal(picker._vectors, clf.passages.vectors[:n])  # type: ignore[index]
+    # another version of the law (its checksum differs): embedded by the encoder, as before
+    monkeypatch.setattr(audit, "_PICKERS", {})
+    again = audit.law_picker(clf, "another-version", lambda: law)
+    assert embedded == [n] and again._vectors is not None
+    np.testing.assert_allclose(again._vectors, picker._vectors, atol=5e-3)
+
+
+@pytest.mark.usefixtures("shipped_models")
 def test_shipped_classifier_ranks_the_infringed_article_above_the_fine() -> None:
     """A short enforcement summary names a fine and what it was for: the infringed article comes before the fines
     article (Art. 83), first where the summary says what was infringed (issue 13: Art. 83 was first, at 0.99, for a

@@ -158,7 +158,8 @@ def audit_documents(
         provision_targets: name, within each linked article, the paragraph or point that fits best
             (:class:`~compliance.linking.provisions.ProvisionPicker`: BM25 over the article's paragraphs and
             points, mixed with the cosine of the classifier's own encoder — the paragraph's vector from this
-            audit's forward pass, the passages' embedded once per encoder and cached under the index directory);
+            audit's forward pass, the passages' the classifier's own (:func:`law_picker`: its passage expert
+            carries them), else embedded once per encoder and cached under the index directory);
             stored as ``evidence.provision`` (key, label such as ``Art. 32(1)(a)``, score, method).
         processes: audit this many shares of the documents side by side, each in a worker process with its own
             copy of the classifier on the classifier's device, inside this one run, one per role window at most
@@ -808,8 +809,10 @@ def law_picker(
 ) -> ProvisionPicker:
     """The provision picker over a law (``law()``, read only when the picker is not built yet) with the
     classifier's encoder on its dense side, kept for this process by the law version's ``checksum``, the
-    encoder's weights and ``authority_weight`` (:class:`~compliance.linking.provisions.ProvisionPicker`); the
-    passages' vectors are embedded once per encoder and cached under the index directory."""
+    encoder's weights and ``authority_weight`` (:class:`~compliance.linking.provisions.ProvisionPicker`). The
+    passages' vectors are the classifier's own when it carries this law version's passages (its passage expert,
+    :meth:`~compliance.models.passages.PassageExpert.vectors_of`: nothing is embedded); otherwise they are
+    embedded once per encoder and cached under the index directory."""
     from compliance.artifacts import weights_sha256
     from compliance.linking.provisions import ProvisionPicker, cached_passage_vectors
     from compliance.settings import get_settings
@@ -825,12 +828,15 @@ def law_picker(
         def encode(texts: Sequence[str]) -> Any:
             return encoder.embed(texts).numpy()
 
-        vectors = cached_passage_vectors(
-            picker.texts,
-            encode,
-            encoder_id=encoder_id,
-            cache_dir=get_settings().resolved_index_dir / "provision-vectors",
-        )
+        carried = classifier.passages
+        vectors = carried.vectors_of(picker.texts, checksum) if carried is not None else None
+        if vectors is None:
+            vectors = cached_passage_vectors(
+                picker.texts,
+                encode,
+                encoder_id=encoder_id,
+                cache_dir=get_settings().resolved_index_dir / "provision-vectors",
+            )
         picker.attach_vectors(vectors, encode=encode)
         with _PICKERS_LOCK:
             while len(_PICKERS) >= _PICKERS_KEPT:

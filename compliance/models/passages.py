@@ -80,6 +80,21 @@ class PassageExpert:
                 encoder.use_bf16 = bf16
         return PassageExpert(self.keys, self.texts, np.asarray(vectors, dtype=np.float32), dict(self.source))
 
+    def vectors_of(self, texts: Sequence[str], law_checksum: str | None) -> np.ndarray | None:
+        """The stored vectors of ``texts`` (one row per text, in their order) when every one of them is a passage
+        of this expert and the expert's passages come from the law version ``law_checksum``; None otherwise.
+
+        The provision picker's passages are the expert's article passages (the same :func:`provision_passages`
+        texts), so an audit reads them from the model directory instead of embedding them again: the same
+        encoder's vectors, in full precision (:meth:`embedded_by`)."""
+        if self.vectors is None or not law_checksum or self.source.get("law_checksum") != law_checksum:
+            return None
+        row = {t: i for i, t in enumerate(self.texts)}
+        rows = [row.get(t) for t in texts]
+        if any(r is None for r in rows):
+            return None
+        return np.asarray(self.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
+
     def cosines(self, embeddings: np.ndarray, labels: Sequence[int]) -> np.ndarray:
         """Per text (rows of L2-normalised ``embeddings``) and article of ``labels``: the cosine of the text with the
         article's closest passage; an article without passages gets the text's lowest cosine with any passage."""
