@@ -39,12 +39,14 @@ def realistic_query_sets() -> dict[str, QuerySet]:
         gdprhub_query_set,
         load_gdprhub,
         security_controls_query_set,
+        word_sense_controls_query_set,
     )
 
     sets = {
         "abbreviation-controls": abbreviation_controls_query_set(),
         "controls": controls_query_set(),
         "security-controls": security_controls_query_set(),
+        "word-sense-controls": word_sense_controls_query_set(),
     }
     hub = gdprhub_path()
     if hub is not None:

@@ -4,7 +4,9 @@ and macro-F1 (seed 000's F^μ) of the whole scoring ensemble, and which control 
 What a retrained or re-weighted model must be checked against before it replaces the shipped one (docs/classifier.md
 measures every candidate this way):
 
-* ``abbreviation-controls``, ``controls``, ``security-controls``: the hand-written control sets;
+* ``abbreviation-controls``, ``controls``, ``security-controls``, ``word-sense-controls``: the hand-written control
+  sets (for the last, ``false friend first``: the share of its texts whose first article is the one its word
+  points to in the GDPR's sense, :func:`compliance.evaluation.queries.false_friends`);
 * ``gdprhub-text-train|test``, ``gdprhub-lead-train|test``: the GDPRhub development file's case facts and ``lead``
   summaries, each half (when the file is there); the frequency prior counts the training half.
 
@@ -28,7 +30,16 @@ from compliance.evaluation.evaluator import QuerySet
 from experiments.specific_first import METRICS, FixedScores, set_metrics
 
 #: the sets whose changed texts ``--changes`` lists (short, hand-written: each one can be read)
-CONTROL_SETS = ("abbreviation-controls", "controls", "security-controls")
+CONTROL_SETS = ("abbreviation-controls", "controls", "security-controls", "word-sense-controls")
+#: the word-sense set's own figure: the share of its texts whose first article is their word's false friend
+FALSE_FRIEND = "false_friend@1"
+
+
+def false_friend_share(ids: Sequence[str], firsts: Sequence[int], friends: Mapping[str, int]) -> float:
+    """The share of the texts ``ids`` (with their first articles ``firsts``) whose first article is the false friend
+    ``friends`` names for them (texts without one are not counted), rounded to 4 places."""
+    named = [(q, a) for q, a in zip(ids, firsts, strict=True) if q in friends]
+    return round(sum(friends[q] == a for q, a in named) / len(named), 4) if named else 0.0
 
 
 def compare(
@@ -37,6 +48,7 @@ def compare(
     """Per set: each model's figures (keyed by its path), the frequency prior's (``prior_counts`` given), and the
     texts whose first article differs from the first model's (``changes``: id, text, gold, each model's first)."""
     from compliance.evaluation.evaluator import ArticleEvaluator
+    from compliance.evaluation.queries import false_friends
     from compliance.evaluation.rankers import ClassifierRanker, FrequencyPrior
     from compliance.models.classifier import load
 
@@ -57,6 +69,10 @@ def compare(
         if prior_counts is not None:
             prior = FrequencyPrior(prior_counts, rankers[0].labels)
             block["figures"]["prior"] = set_metrics(evaluator, prior)
+        if name == "word-sense-controls":
+            friends = false_friends()
+            for path, first in zip(models, firsts, strict=True):
+                block["figures"][str(path)][FALSE_FRIEND] = false_friend_share(evaluator.ids, first, friends)
         for i, q in enumerate(evaluator.ids):
             tops = [f[i] for f in firsts]
             if len(set(tops)) > 1:
@@ -74,7 +90,8 @@ def render(result: Mapping[str, Any], changes: bool = False) -> str:
         "| --- | --- | " + " | ".join("---" for _ in columns) + " |",
     ]
     for name, block in result["sets"].items():
-        for metric in METRICS:
+        shown_metrics = [*METRICS, FALSE_FRIEND] if name == "word-sense-controls" else METRICS
+        for metric in shown_metrics:
             cells = [block["figures"].get(c, {}).get(metric) for c in columns]
             shown = " | ".join("–" if v is None else f"{v:.3f}" for v in cells)
             lines.append(f"| {name} ({block['texts']}) | {metric} | {shown} |")

@@ -10,7 +10,13 @@ from click.testing import CliRunner
 
 from compliance.cli import cli
 from compliance.errors import ConfigurationError
-from compliance.evaluation.queries import controls_query_set, labelled_query_set, security_controls_query_set
+from compliance.evaluation.queries import (
+    controls_query_set,
+    false_friends,
+    labelled_query_set,
+    security_controls_query_set,
+    word_sense_controls_query_set,
+)
 
 ROWS = [
     {"id": "a", "text": "Laptops are encrypted and backups are restored and tested.", "articles": [32]},
@@ -74,6 +80,11 @@ def test_the_shipped_control_set_is_package_data() -> None:
     assert security.name == "security-controls" and len(security) >= 30
     assert all(32 in gold for gold in security.gold.values())
     assert not set(security.queries.values()) & set(qs.queries.values())
+    senses = word_sense_controls_query_set()
+    assert senses.name == "word-sense-controls" and len(senses) >= 40
+    friends = false_friends()
+    assert set(friends) == set(senses.gold)
+    assert all(friends[q] not in gold for q, gold in senses.gold.items())
 
 
 def test_evaluate_cli_on_a_users_own_file(tmp_path: Path, gdpr_mirror: None) -> None:

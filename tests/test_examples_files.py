@@ -263,7 +263,7 @@ def _every_control() -> tuple[dict[str, object], ...]:
 
 def _every_text() -> tuple[dict[str, object], ...]:
     """Every hand-written control, the abbreviation controls (which name no provisions) included."""
-    return _every_control() + controls("abbreviation_controls.jsonl")
+    return _every_control() + controls("abbreviation_controls.jsonl") + controls("word_sense_controls.jsonl")
 
 
 def test_control_set_is_valid() -> None:
@@ -323,6 +323,30 @@ def test_abbreviation_control_set_is_valid() -> None:
         assert isinstance(articles, list) and 1 <= len(articles) <= 5 and len(set(articles)) == len(articles)
         assert all(isinstance(a, int) and 1 <= a <= 99 for a in articles), item["id"]
         assert re.search(r"\b[A-Z2][A-Za-z]*[A-Z][A-Za-z]*s?\b", str(item["text"])), item["id"]
+        assert 5 <= len(_words(str(item["text"]))) <= 60 and str(item["note"]).strip(), item["id"]
+        assert _norm(str(item["text"])).lower() not in known, item["id"]
+
+
+def test_word_sense_control_set_is_valid() -> None:
+    """Controls that use a word of the GDPR in another sense: each names the word, which it uses, and the article the
+    word points to in the GDPR's sense, which is not among its own articles; none repeats another set's text."""
+    items = controls("word_sense_controls.jsonl")
+    assert len(items) >= 40
+    ids = [str(item["id"]) for item in items]
+    assert len(set(ids)) == len(ids) and all(re.fullmatch(r"sense-\d{3}", i) for i in ids)
+    known = {
+        _norm(str(item["text"])).lower()
+        for item in _every_control() + controls("abbreviation_controls.jsonl")
+    }
+    for item in items:
+        assert set(item) == {"id", "text", "articles", "false_friend", "note"}, item
+        articles = item["articles"]
+        assert isinstance(articles, list) and 1 <= len(articles) <= 5 and len(set(articles)) == len(articles)
+        assert all(isinstance(a, int) and 1 <= a <= 99 for a in articles), item["id"]
+        friend = item["false_friend"]
+        assert isinstance(friend, dict) and set(friend) == {"word", "article"}, item["id"]
+        assert isinstance(friend["article"], int) and friend["article"] not in articles, item["id"]
+        assert str(friend["word"]).lower() in str(item["text"]).lower(), item["id"]
         assert 5 <= len(_words(str(item["text"]))) <= 60 and str(item["note"]).strip(), item["id"]
         assert _norm(str(item["text"])).lower() not in known, item["id"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compliance.evaluation.queries import controls_query_set, security_controls_query_set
-from experiments.compare_models import METRICS, compare, render
+from experiments.compare_models import FALSE_FRIEND, METRICS, compare, false_friend_share, render
 from tests.fixtures.classifier.tiny import shared_tiny_classifier
 
 
@@ -46,3 +46,19 @@ def test_render_lists_the_control_texts_whose_first_article_changed() -> None:
     assert "controls: 1 text(s) whose first article changed" in table
     assert "ctl-044  gold [28]  first 6 → 28" in table
     assert "ctl-044" not in render(result)
+
+
+def test_the_word_sense_set_reports_how_often_the_false_friend_comes_first() -> None:
+    from compliance.evaluation.queries import false_friends, word_sense_controls_query_set
+
+    assert false_friend_share(["a", "b", "c", "d"], [15, 32, 30, 40], {"a": 15, "b": 15, "c": 30}) == round(
+        2 / 3, 4
+    )
+    assert false_friend_share(["a"], [15], {}) == 0.0
+    model = shared_tiny_classifier()
+    senses = word_sense_controls_query_set()
+    result = compare([model], {"word-sense-controls": senses})
+    block = result["sets"]["word-sense-controls"]
+    share = block["figures"][str(model)][FALSE_FRIEND]
+    assert 0.0 <= share <= 1.0 and set(false_friends()) == set(senses.gold)
+    assert f"| word-sense-controls ({len(senses.gold)}) | {FALSE_FRIEND} |" in render(result)

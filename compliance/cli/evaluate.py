@@ -25,7 +25,16 @@ from compliance.cli.options import echo_table, json_option
     "sets",
     multiple=True,
     type=click.Choice(
-        ["qa", "qr", "gdprhub", "gdprhub-lead", "controls", "security-controls", "abbreviation-controls"]
+        [
+            "qa",
+            "qr",
+            "gdprhub",
+            "gdprhub-lead",
+            "controls",
+            "security-controls",
+            "abbreviation-controls",
+            "word-sense-controls",
+        ]
     ),
     help="Built-in query sets (repeatable; default: all available, or none when --queries is given).",
 )

@@ -32,6 +32,7 @@ __all__ = [
     "bundled_data",
     "controls_query_set",
     "examples_query_set",
+    "false_friends",
     "gdprhub_article_counts",
     "gdprhub_lead_query_set",
     "gdprhub_path",
@@ -39,6 +40,7 @@ __all__ = [
     "labelled_query_set",
     "load_gdprhub",
     "security_controls_query_set",
+    "word_sense_controls_query_set",
     "write_gdprhub_train",
 ]
 
@@ -211,6 +213,29 @@ def abbreviation_controls_query_set() -> QuerySet:
         gold,
         "hand-written controls that use data-protection abbreviations, with their GDPR articles",
     )
+
+
+def word_sense_controls_query_set() -> QuerySet:
+    """The hand-written controls that use a word of the GDPR in another sense (physical access, an asset register,
+    a production change, source code, TLS certificates, a configuration profile …) shipped with the package, each
+    with the article a reader of the word alone would pick (``false_friend``: :func:`false_friends`), written before
+    any model was scored on them (``compliance/evaluation/data/controls.md``)."""
+    queries, gold = _labelled_rows(bundled_data("word_sense_controls.jsonl"))
+    return QuerySet(
+        "word-sense-controls",
+        queries,
+        gold,
+        "hand-written controls that use a GDPR word in another sense, with their GDPR articles",
+    )
+
+
+def false_friends() -> dict[str, int]:
+    """Per word-sense control (:func:`word_sense_controls_query_set`): the article its false friend points to (the
+    right of access for "physical access", the records of processing for an asset register)."""
+    return {
+        str(row["id"]): int(row["false_friend"]["article"])
+        for row in _read_jsonl(bundled_data("word_sense_controls.jsonl"))
+    }
 
 
 def security_controls_query_set() -> QuerySet:

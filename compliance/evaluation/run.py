@@ -21,6 +21,7 @@ from compliance.evaluation.queries import (
     labelled_query_set,
     load_gdprhub,
     security_controls_query_set,
+    word_sense_controls_query_set,
 )
 from compliance.evaluation.rankers import (
     BM25Ranker,
@@ -48,6 +49,7 @@ BUILT_IN_SETS = (
     "controls",
     "security-controls",
     "abbreviation-controls",
+    "word-sense-controls",
 )
 METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3", "ece")
 
@@ -123,6 +125,8 @@ def build_query_sets(
         out.append(security_controls_query_set())
     if "abbreviation-controls" in sets:
         out.append(abbreviation_controls_query_set())
+    if "word-sense-controls" in sets:
+        out.append(word_sense_controls_query_set())
     articles = {a.number for a in data.articles}
     for path in query_files:
         qs = labelled_query_set(path)
