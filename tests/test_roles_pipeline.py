@@ -202,6 +202,14 @@ def test_find_document_by_path(store: Any, tmp_path: Path) -> None:
     with pytest.raises(NotFoundError, match="no stored document"):
         find_document(store, "missing.md")
     assert document_detail(store, "a/policy.md", roles={"statement"})["paragraphs"][0]["role"] == "statement"
+    # the links and the review page name a document the same way as `documents show` does
+    from compliance.app.links import LinkQuery, list_links
+    from compliance.app.review import document_links
+
+    assert list_links(store, LinkQuery(document="other.md")) == []
+    assert document_links(store, "other.md")["source"] == "b/other.md"
+    with pytest.raises(NotFoundError, match="several"):
+        list_links(store, LinkQuery(document="policy.md"))
 
 
 def test_lettered_statements_read_alike_from_word_and_pdf(tmp_path: Path) -> None:

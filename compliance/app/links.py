@@ -87,11 +87,15 @@ class LinkQuery:
 
 
 def _document_ids(store: Store, *documents: int | str | None) -> list[int] | None:
+    """The ids of the documents named by id, stored source or path (:func:`~compliance.app.documents.find_document`:
+    ``privacy-notice.pdf`` finds ``examples/privacy-notice.pdf``)."""
+    from compliance.app.documents import find_document
+
     wanted = [d for d in documents if d is not None]
     if not wanted:
         return None
     return [
-        int(store.get_document(int(d) if isinstance(d, int) or str(d).isdigit() else str(d)).id)
+        int(find_document(store, int(d) if isinstance(d, int) or str(d).isdigit() else str(d)).id)
         for d in wanted
     ]
 

@@ -41,7 +41,9 @@ def coverage_report(
     record = store.law_record(law)
     law_obj = store.get_law(record.id)
     if documents:
-        docs = [store.get_document(int(d) if str(d).isdigit() else str(d)) for d in documents]
+        from compliance.app.documents import find_document
+
+        docs = [find_document(store, int(d) if str(d).isdigit() else str(d)) for d in documents]
     else:
         docs = store.list_documents()
     ids = [d.id for d in docs]

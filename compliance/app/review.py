@@ -148,7 +148,9 @@ def document_links(store: Store, document: int | str, *, provision_chars: int = 
     Raises:
         NotFoundError: no such document.
     """
-    record = store.get_document(document)
+    from compliance.app.documents import find_document
+
+    record = find_document(store, document)
     paragraphs = list(store.iter_paragraphs(document_ids=[record.id]))
     links = list_links(store, LinkQuery(document=record.id))
     laws = _Laws(store)
