@@ -514,3 +514,36 @@ def test_word_templates_and_macro_enabled_documents_read_as_the_document(
     assert [(p.kind, p.heading_path, p.text) for p in doc.paragraphs] == [
         (p.kind, p.heading_path, p.text) for p in word.paragraphs
     ]
+
+
+def test_a_numbered_list_of_duties_reads_as_typed_lettered_paragraphs(tmp_path: Path) -> None:
+    """Duties in Word's numbered list under their lead-in (what pandoc makes of Markdown's "(a) …" paragraphs) read
+    as the same duties typed in as numbered paragraphs: one paragraph each, where the list and its lead-in were one
+    paragraph before. A bullet list of fragments stays one list with its lead-in."""
+    import docx
+
+    duties = [
+        "Users must not log in directly to systems as a privileged user.",
+        "Privileged access must only be gained through the access proxy.",
+        "Direct administrative access to production is kept to a minimum.",
+    ]
+
+    def document(numbered: bool) -> Path:
+        d = docx.Document()
+        d.add_heading("Privileged access", 1)
+        d.add_paragraph("The policy requires that:")
+        for n, duty in enumerate(duties, 1):
+            d.add_paragraph(duty, style="List Number") if numbered else d.add_paragraph(f"{n}. {duty}")
+        d.add_paragraph("Staff must:")
+        for fragment in ("lock their screens", "report incidents"):
+            d.add_paragraph(fragment, style="List Bullet")
+        path = tmp_path / f"{'numbered' if numbered else 'typed'}.docx"
+        d.save(str(path))
+        return path
+
+    numbered, typed = parse_path(document(True)), parse_path(document(False))
+    texts = [p.text for p in numbered.paragraphs]
+    assert texts == [p.text for p in typed.paragraphs]
+    for n, duty in enumerate(duties, 1):  # each duty ends a paragraph of its own
+        assert sum(t.split("\n")[-1] == f"{n}. {duty}" for t in texts) == 1
+    assert texts[-1] == "Staff must:\n- lock their screens\n- report incidents"

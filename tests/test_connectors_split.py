@@ -78,6 +78,49 @@ def test_lead_in_only_when_it_ends_with_colon() -> None:
     assert doc.paragraphs[2].text == "Each owner must ensure:\n- reviews happen\n  - quarterly"
 
 
+def test_a_numbered_list_of_duties_reads_as_its_lettered_paragraphs() -> None:
+    """Word's numbered list of whole-sentence duties under a lead-in ("The policy requires that:" then "(a) …",
+    "(b) …") is the lead-in and one paragraph per item, as the same duties typed in as lettered paragraphs read; a
+    bullet under an item, indented (Word) or not (a PDF keeps no indentation), stays with its item. Items that are
+    fragments, or one that is not a sentence, keep the list one paragraph with its lead-in."""
+    lead = Block("paragraph", "The policy requires that:")
+    duties = [
+        lead,
+        Block("list-item", "Users must not log in directly to systems as a privileged user.", marker="(a)"),
+        Block("list-item", "A privileged user holds administrative rights on critical systems.", level=1),
+        Block("list-item", "Privileged access must only be gained through the access proxy.", marker="(b)"),
+        Block("list-item", "Direct administrative access to production is kept to a minimum.", marker="(c)"),
+    ]
+    doc = _doc(duties)
+    b.check_invariants(doc)
+    assert [(p.kind, p.text) for p in doc.paragraphs] == [
+        ("paragraph", "The policy requires that:"),
+        (
+            "list",
+            "(a) Users must not log in directly to systems as a privileged user.\n"
+            "  - A privileged user holds administrative rights on critical systems.",
+        ),
+        ("paragraph", "(b) Privileged access must only be gained through the access proxy."),
+        ("paragraph", "(c) Direct administrative access to production is kept to a minimum."),
+    ]
+    flat = _doc([duties[0], duties[1], Block("list-item", duties[2].text, marker="-"), *duties[3:]])
+    assert [p.text for p in flat.paragraphs][1] == (
+        "(a) Users must not log in directly to systems as a privileged user.\n"
+        "- A privileged user holds administrative rights on critical systems."
+    )
+    assert len(flat.paragraphs) == 4
+    fragments = _doc(
+        [lead, Block("list-item", "encryption", marker="(a)"), Block("list-item", "logging", marker="(b)")]
+    )
+    assert [p.text for p in fragments.paragraphs] == [
+        "The policy requires that:\n(a) encryption\n(b) logging"
+    ]
+    unfinished = _doc(
+        [*duties[:2], Block("list-item", "Privileged access is gained through the proxy", marker="(b)")]
+    )
+    assert len(unfinished.paragraphs) == 1 and unfinished.paragraphs[0].kind == "list"
+
+
 def test_lead_in_not_joined_across_a_heading() -> None:
     doc = _doc(
         [

@@ -280,30 +280,66 @@ class _Unit:
 
 
 _SENTENCE_ITEM_RE = re.compile(r"^[\"'“‘(]?[A-Z]\S*(?:\s+\S+){3,}[.!?][\"'”’)]?$")
+# a clause that opens like a sentence (a capital, then three words or more) but goes on in the items nested under it
+_SENTENCE_START_RE = re.compile(r"^[\"'“‘(]?[A-Z]\S*(?:\s+\S+){3,}")
 
 
-def _statement_run(seg: _Segment) -> bool:
-    """A list with no lead-in whose items are all top-level, enumerated, whole sentences."""
-    if seg.kind != "list" or seg.lead_in or seg.role is not None:
-        return False
-    for line in seg.lines:
+def _statement_items(seg: _Segment) -> list[list[int]] | None:
+    """The items of a list that are clauses of their own, as the indices of each item's lines (its nested lines
+    with it); None for any other list.
+
+    Every top-level item must be enumerated ("(a)", "1.", not a bullet) and read as a sentence: a capital, four
+    words or more, a final stop — or, for an item with items nested under it, the sentence those items go on with
+    ("(f) Data retention periods are defined. More specifically," / "  - customer data …"). A bullet after an
+    enumerated item is nested under it, indented or not (a PDF's lines keep no nesting). A lead-in (the list's
+    first line, ending in a colon) is not an item: Word's numbered list of duties under "The policy requires
+    that:" is read as the same lettered paragraphs typed text gives, each read with that lead-in by the audit
+    (:func:`compliance.connectors.lists.lead_in_contexts`)."""
+    if seg.kind != "list" or seg.role is not None:
+        return None
+    groups: list[list[int]] = []
+    for i in range(1 if seg.lead_in else 0, len(seg.lines)):
+        line = seg.lines[i]
         marker, _, rest = line.partition(" ")
-        if line[:1].isspace() or marker == "-" or not _SENTENCE_ITEM_RE.match(rest.strip()):
-            return False
-    return True
+        # nested under the item above: indented, or a bullet under an enumerated item (a PDF keeps no indentation)
+        if line[:1].isspace() or marker == "-":
+            if not groups:
+                return None
+            groups[-1].append(i)
+            continue
+        if not _SENTENCE_START_RE.match(rest.strip()):
+            return None
+        groups.append([i])
+    for group in groups:
+        own = seg.lines[group[0]].partition(" ")[2].strip()
+        if len(group) == 1 and not _SENTENCE_ITEM_RE.match(own):
+            return None
+    return groups or None
 
 
 def _split_statements(segments: list[_Segment]) -> list[_Segment]:
     out: list[_Segment] = []
     for seg in segments:
-        if not _statement_run(seg):
+        groups = _statement_items(seg)
+        if groups is None:
             out.append(seg)
             continue
         pages = seg.line_pages or [seg.page] * len(seg.lines)
-        out.extend(
-            _Segment("paragraph", [line], seg.heading_path, page, seg.section)
-            for line, page in zip(seg.lines, pages, strict=True)
-        )
+        if seg.lead_in:
+            out.append(_Segment("paragraph", [seg.lines[0]], seg.heading_path, pages[0], seg.section))
+        for group in groups:
+            lines = [seg.lines[i] for i in group]
+            kind: ParagraphKind = "paragraph" if len(lines) == 1 else "list"
+            out.append(
+                _Segment(
+                    kind,
+                    lines,
+                    seg.heading_path,
+                    pages[group[0]],
+                    seg.section,
+                    line_pages=[pages[i] for i in group],
+                )
+            )
     return out
 
 
