@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from compliance.cli.options import echo_table, json_option
+from compliance.evaluation import BUILT_IN_SETS
 
 
 @click.command("evaluate")
@@ -24,18 +25,7 @@ from compliance.cli.options import echo_table, json_option
     "--set",
     "sets",
     multiple=True,
-    type=click.Choice(
-        [
-            "qa",
-            "qr",
-            "gdprhub",
-            "gdprhub-lead",
-            "controls",
-            "security-controls",
-            "abbreviation-controls",
-            "word-sense-controls",
-        ]
-    ),
+    type=click.Choice(list(BUILT_IN_SETS)),
     help="Built-in query sets (repeatable; default: all available, or none when --queries is given).",
 )
 @click.option(

@@ -15,6 +15,19 @@ from __future__ import annotations
 
 from compliance._lazy import lazy_exports
 
+#: the query sets ``compliance evaluate`` knows by name (the user's own files come beside them); here, where the
+#: command line reads them without importing the evaluation itself
+BUILT_IN_SETS = (
+    "qa",
+    "qr",
+    "gdprhub",
+    "gdprhub-lead",
+    "controls",
+    "security-controls",
+    "abbreviation-controls",
+    "word-sense-controls",
+)
+
 _EXPORTS = {
     "ArticleEvaluator": "compliance.evaluation.evaluator",
     "ArticleRanker": "compliance.evaluation.evaluator",
@@ -25,5 +38,5 @@ _EXPORTS = {
     "evaluate": "compliance.evaluation.run",
     "labelled_query_set": "compliance.evaluation.queries",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "BUILT_IN_SETS"])
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

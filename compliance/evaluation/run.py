@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance.errors import ConfigurationError
+from compliance.evaluation import BUILT_IN_SETS
 from compliance.evaluation.evaluator import ArticleEvaluator, ArticleRanker, QuerySet
 from compliance.evaluation.queries import (
     abbreviation_controls_query_set,
@@ -40,17 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["BUILT_IN_SETS", "EvaluationReport", "build_query_sets", "evaluate"]
 
-#: the query sets ``compliance evaluate`` knows by name (the user's own files come beside them)
-BUILT_IN_SETS = (
-    "qa",
-    "qr",
-    "gdprhub",
-    "gdprhub-lead",
-    "controls",
-    "security-controls",
-    "abbreviation-controls",
-    "word-sense-controls",
-)
 METRICS = ("rec", "prec", "f_mu", "f_M", "rec@3", "mrr", "hit@3", "ece")
 
 
