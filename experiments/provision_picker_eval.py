@@ -91,6 +91,7 @@ def gdpr_control_items() -> list[Item]:
 
 def score(law: Any, items: Sequence[Item], clf: Any, encode: Any) -> dict[str, Any]:
     """Each picker's accuracy over ``items`` of ``law`` (see the module docstring), with the rows."""
+    from compliance.app.audit import classifier_passage_vectors
     from compliance.linking.provisions import ProvisionPicker
     from compliance.rules.addressees import AUTHORITY_WEIGHT
     from experiments.alert_expectations import provision_matches
@@ -99,10 +100,8 @@ def score(law: Any, items: Sequence[Item], clf: Any, encode: Any) -> dict[str, A
         return clf.encoder.embed(texts).numpy()
 
     base = ProvisionPicker(law)
-    # the classifier's passages as the audit takes them (compliance.app.audit.law_picker): the vectors its passage
-    # expert carries for this law version, else embedded by its encoder
-    carried = clf.passages.vectors_of(base.texts, law.checksum) if clf.passages is not None else None
-    own = carried if carried is not None else embed(base.texts)
+    # the classifier's passages as the audit takes them (compliance.app.audit.law_picker)
+    own = classifier_passage_vectors(clf, law.checksum, base.texts)
     pickers = {
         "bm25": base,
         "dense": ProvisionPicker(law, encode=encode, bm25_weight=0.0),

@@ -814,8 +814,7 @@ def law_picker(
     :meth:`~compliance.models.passages.PassageExpert.vectors_of`: nothing is embedded); otherwise they are
     embedded once per encoder and cached under the index directory."""
     from compliance.artifacts import weights_sha256
-    from compliance.linking.provisions import ProvisionPicker, cached_passage_vectors
-    from compliance.settings import get_settings
+    from compliance.linking.provisions import ProvisionPicker
 
     encoder = classifier.encoder
     encoder_id = weights_sha256(Path(encoder.name)) or encoder.name
@@ -828,21 +827,34 @@ def law_picker(
         def encode(texts: Sequence[str]) -> Any:
             return encoder.embed(texts).numpy()
 
-        carried = classifier.passages
-        vectors = carried.vectors_of(picker.texts, checksum) if carried is not None else None
-        if vectors is None:
-            vectors = cached_passage_vectors(
-                picker.texts,
-                encode,
-                encoder_id=encoder_id,
-                cache_dir=get_settings().resolved_index_dir / "provision-vectors",
-            )
-        picker.attach_vectors(vectors, encode=encode)
+        picker.attach_vectors(classifier_passage_vectors(classifier, checksum, picker.texts), encode=encode)
         with _PICKERS_LOCK:
             while len(_PICKERS) >= _PICKERS_KEPT:
                 _PICKERS.pop(next(iter(_PICKERS)))
             _PICKERS[key] = picker
     return picker
+
+
+def classifier_passage_vectors(classifier: ArticleClassifier, checksum: str, texts: Sequence[str]) -> Any:
+    """The vectors of a law's passages ``texts`` by ``classifier``'s encoder: the ones its passage expert carries
+    when it carries these passages of this law version (``checksum``;
+    :meth:`~compliance.models.passages.PassageExpert.vectors_of`: nothing is embedded), otherwise embedded once per
+    encoder and cached under the index directory (:func:`~compliance.linking.provisions.cached_passage_vectors`)."""
+    from compliance.artifacts import weights_sha256
+    from compliance.linking.provisions import cached_passage_vectors
+    from compliance.settings import get_settings
+
+    carried = classifier.passages
+    vectors = carried.vectors_of(texts, checksum) if carried is not None else None
+    if vectors is not None:
+        return vectors
+    encoder = classifier.encoder
+    return cached_passage_vectors(
+        texts,
+        lambda batch: encoder.embed(batch).numpy(),
+        encoder_id=weights_sha256(Path(encoder.name)) or encoder.name,
+        cache_dir=get_settings().resolved_index_dir / "provision-vectors",
+    )
 
 
 def _cites_the_act(classifier: ArticleClassifier, text: str) -> bool:

@@ -94,10 +94,7 @@ def _document_ids(store: Store, *documents: int | str | None) -> list[int] | Non
     wanted = [d for d in documents if d is not None]
     if not wanted:
         return None
-    return [
-        int(find_document(store, int(d) if isinstance(d, int) or str(d).isdigit() else str(d)).id)
-        for d in wanted
-    ]
+    return [int(find_document(store, d).id) for d in wanted]
 
 
 def list_links(store: Store, query: LinkQuery | None = None) -> list[CurrentLink]:

@@ -43,7 +43,7 @@ def coverage_report(
     if documents:
         from compliance.app.documents import find_document
 
-        docs = [find_document(store, int(d) if str(d).isdigit() else str(d)) for d in documents]
+        docs = [find_document(store, d) for d in documents]
     else:
         docs = store.list_documents()
     ids = [d.id for d in docs]

@@ -279,9 +279,11 @@ class _Unit:
     role: ParagraphRole | None = None
 
 
-_SENTENCE_ITEM_RE = re.compile(r"^[\"'“‘(]?[A-Z]\S*(?:\s+\S+){3,}[.!?][\"'”’)]?$")
-# a clause that opens like a sentence (a capital, then three words or more) but goes on in the items nested under it
-_SENTENCE_START_RE = re.compile(r"^[\"'“‘(]?[A-Z]\S*(?:\s+\S+){3,}")
+# a clause that opens like a sentence (a capital, then three words or more) …
+_SENTENCE_START = r"^[\"'“‘(]?[A-Z]\S*(?:\s+\S+){3,}"
+_SENTENCE_START_RE = re.compile(_SENTENCE_START)
+# … and ends like one
+_SENTENCE_ITEM_RE = re.compile(_SENTENCE_START + r"[.!?][\"'”’)]?$")
 
 
 def _statement_items(seg: _Segment) -> list[list[int]] | None:
