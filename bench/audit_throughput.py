@@ -468,9 +468,10 @@ def encoder_free(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
     real = module.ArticleClassifier.forward
     memo: dict[tuple[str, bool], tuple[Any, Any, Any]] = {}
 
-    def recalled(self: Any, texts: Any, space: Any = None) -> Any:
+    def recalled(self: Any, texts: Any, space: Any = None, also: Any = ()) -> Any:
         wanted = space is not None
-        missing = [t for t in texts if (t, wanted) not in memo]
+        every = [*texts, *also] if wanted else list(texts)
+        missing = list(dict.fromkeys(t for t in every if (t, wanted) not in memo))
         if missing:
             result = real(self, missing, space)
             assert result.embeddings is not None
@@ -480,7 +481,7 @@ def encoder_free(model: Path, paragraphs: int, repeats: int) -> dict[str, Any]:
         rows = [memo[(t, wanted)] for t in texts]
         return ForwardPass(
             np.stack([r[0] for r in rows]),
-            [r[1] for r in rows] if wanted else None,
+            [memo[(t, wanted)][1] for t in every] if wanted else None,
             np.stack([r[2] for r in rows]),
         )
 

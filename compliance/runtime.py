@@ -44,6 +44,7 @@ __all__ = [
     "LengthBatcher",
     "aggregate_chunks",
     "autocast",
+    "batch_bounds",
     "bf16_enabled",
     "bf16_supported",
     "chunk_token_ids",
@@ -258,17 +259,68 @@ def autocast(device: torch.device, enabled: bool) -> Iterator[None]:
 
 
 # -- batching and pooling ----------------------------------------------------------------------------------------
+#: what one more forward call costs on a CPU, in padded tokens: MiniLM on two cores runs 40 tokens alone in about
+#: 28 ms and 640 in 140 ms (one token about 0.22 ms), so a call costs some 20 ms, about 64 tokens, beside its tokens
+#: (``bench.audit_throughput``; docs/performance.md, session 54)
+CPU_BATCH_COST_TOKENS = 64
+
+
+def batch_bounds(lengths: Sequence[int], batch_size: int, batch_cost: int) -> list[int]:
+    """Where to cut ascending ``lengths`` into batches of at most ``batch_size`` rows: the ends of the batches
+    (exclusive), chosen to minimise the padded tokens of all batches plus ``batch_cost`` tokens per batch.
+
+    A batch runs as wide as its longest row, so a batch of 31 rows between 104 and 225 tokens runs 6,975 tokens
+    for 4,432 real ones; cut in two it runs fewer. With ``batch_cost`` 0 every row would be a batch of its own;
+    with a large one there are as few batches as plain slicing gives (full ones), cut where they pad least.
+    Dynamic programming over the sorted rows: O(len(lengths) x batch_size)."""
+    n = len(lengths)
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    best = [0.0] * (n + 1)
+    cut = [0] * (n + 1)
+    for end in range(1, n + 1):
+        width = lengths[end - 1]
+        choice, at = float("inf"), end - 1
+        for start in range(end - 1, max(0, end - batch_size) - 1, -1):
+            cost = best[start] + (end - start) * width + batch_cost
+            if cost < choice:
+                choice, at = cost, start
+        best[end], cut[end] = choice, at
+    ends: list[int] = []
+    end = n
+    while end > 0:
+        ends.append(end)
+        end = cut[end]
+    return ends[::-1]
+
+
 def length_sorted_batches(
-    sequences: Sequence[Sequence[int]], batch_size: int, pad_id: int, device: torch.device | str = "cpu"
+    sequences: Sequence[Sequence[int]],
+    batch_size: int,
+    pad_id: int,
+    device: torch.device | str = "cpu",
+    batch_cost: int | None = None,
 ) -> Iterator[tuple[list[int], torch.Tensor, torch.Tensor]]:
     """Token-id sequences in length-sorted batches, right-padded: ``(indices, input_ids, attention_mask)`` per
-    batch, ``indices`` being the positions of the batch's rows in ``sequences`` (padding waste stays small)."""
+    batch, ``indices`` being the positions of the batch's rows in ``sequences``.
+
+    Batches hold at most ``batch_size`` rows, cut where the padding they would save is worth more than another
+    call (:func:`batch_bounds`, ``batch_cost`` tokens a call: :data:`CPU_BATCH_COST_TOKENS` on a CPU, where a
+    call is cheap and every padded token costs as much as a real one; on a GPU, where a call's launches dominate,
+    the batches are full unless ``batch_cost`` says otherwise). Every row's result is the same however the rows
+    are batched (padding is masked)."""
     import torch
 
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
-        width = max(len(sequences[i]) for i in idx)
+    if batch_cost is None:
+        on_cpu = torch.device(device).type == "cpu"
+        batch_cost = CPU_BATCH_COST_TOKENS if on_cpu else 1 << 40
+    lengths = [len(sequences[i]) for i in order]
+    start = 0
+    for end in batch_bounds(lengths, batch_size, batch_cost):
+        idx = order[start:end]
+        start = end
+        width = lengths[end - 1]
         ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
         mask = torch.zeros((len(idx), width), dtype=torch.long)
         for row, i in enumerate(idx):

@@ -523,3 +523,37 @@ def test_a_list_typed_in_paragraphs_of_a_web_page_is_a_list(typed: str) -> None:
         (p.kind, p.role, p.text) for p in want.paragraphs
     ]
     assert got.paragraphs[0].kind == "list" and got.paragraphs[0].role == "statement"
+
+
+def test_html_ordered_lists_number_as_the_page_shows_them() -> None:
+    """``<ol type="a">`` (or ``list-style-type: lower-alpha``) shows a., b., c.: its items were read as 1., 2., 3.,
+    so a policy's lettered duties lost the letters an officer cites them by; ``<li value>`` renumbers from there."""
+    page = """<html><body><h1>Access Control</h1><p>The organisation shall:</p>
+<ol type="a"><li>Review user access rights every quarter and remove stale accounts.</li>
+<li>Grant administrator rights only with the approval of the system owner.</li>
+<li value="6">Log every change to access rights in the central log.</li></ol>
+<ol style="list-style-type: upper-roman"><li>Keep the register of systems up to date at all times.</li>
+<li>Report a lost access card to the security desk on the same day.</li></ol>
+<ol start="3" type="i"><li>Retire shared accounts by the end of the year.</li></ol></body></html>"""
+    doc = parse_bytes(page.encode(), "access.html")
+    texts = [p.text for p in doc.paragraphs]
+    assert texts[0].endswith("\n\na. Review user access rights every quarter and remove stale accounts.")
+    assert texts[1:] == [
+        "b. Grant administrator rights only with the approval of the system owner.",
+        "f. Log every change to access rights in the central log.",
+        "I. Keep the register of systems up to date at all times.",
+        "II. Report a lost access card to the security desk on the same day.",
+        "iii. Retire shared accounts by the end of the year.",
+    ]
+
+
+def test_list_numbers_in_each_format() -> None:
+    from compliance.connectors.assemble import format_number
+
+    assert [format_number(n, "a") for n in (1, 26, 27, 28)] == ["a", "z", "aa", "ab"]
+    assert format_number(4, "upperLetter") == "D"
+    assert [format_number(n, "lowerRoman") for n in (4, 9, 14, 1999)] == ["iv", "ix", "xiv", "mcmxcix"]
+    assert format_number(12, "I") == "XII"
+    assert format_number(3, "lower-alpha") == "c"
+    assert format_number(7, "decimalZero") == "07"
+    assert format_number(7, "1") == format_number(7, "decimal") == "7"

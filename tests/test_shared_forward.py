@@ -60,6 +60,28 @@ def test_the_forward_gives_the_vectors_a_separate_embedding_pass_gives(model_dir
     assert both.vectors[2].shape[0] > 1  # the long text is several chunks
 
 
+def test_texts_wanted_for_their_vectors_only_run_in_the_same_pass(model_dir: Path) -> None:
+    """A list item classified after its lead-in is stored with its own text's vectors: those texts run in the same
+    pass as the classified ones (``also``), and give what a pass of their own gives."""
+    from compliance.models.classifier import load
+
+    clf = load(model_dir, device="cpu", bf16=False)
+    space = _text_encoder(model_dir).space()
+    assert space is not None
+    own = ["review user access rights every quarter", LONG]
+    both = clf.forward(TEXTS, space, also=own)
+    alone = clf.forward(TEXTS, space)
+    apart = clf.forward(own, space)
+    assert both.vectors is not None and alone.vectors is not None and apart.vectors is not None
+    assert both.logits.shape == alone.logits.shape and both.embeddings is not None
+    assert alone.embeddings is not None and both.embeddings.shape == alone.embeddings.shape
+    np.testing.assert_allclose(both.logits, alone.logits, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(both.embeddings, alone.embeddings, rtol=1e-4, atol=1e-5)
+    assert len(both.vectors) == len(TEXTS) + len(own)
+    for got, expected in zip(both.vectors, [*alone.vectors, *apart.vectors], strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
 def test_the_forward_gives_each_texts_embedding_for_the_provision_picker(model_dir: Path) -> None:
     """``ForwardPass.embeddings``: a text of one window gets exactly what ``Encoder.embed`` gives it at the
     classifier's window length; a longer text the normalised mean of its windows' vectors. No space needed."""

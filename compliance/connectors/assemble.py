@@ -65,6 +65,48 @@ _SECTION_NUMBER_RE = re.compile(
 )
 
 
+#: a list's number formats by their names in Word (``numFmt``) and their one-letter codes in ODF (``style:num-format``)
+#: and HTML (``<ol type>``)
+_NUMBER_FORMATS = {
+    "lowerLetter": "a",
+    "upperLetter": "A",
+    "lowerRoman": "i",
+    "upperRoman": "I",
+    # CSS list-style-type
+    "lower-alpha": "a",
+    "lower-latin": "a",
+    "upper-alpha": "A",
+    "upper-latin": "A",
+    "lower-roman": "i",
+    "upper-roman": "I",
+}
+
+
+def format_number(n: int, fmt: str) -> str:
+    """``n`` as a list numbers it: ``fmt`` is a one-letter code (``1``, ``a``, ``A``, ``i``, ``I``: ODF's
+    ``style:num-format``, HTML's ``<ol type>``), Word's ``numFmt`` (``lowerLetter``, ``upperRoman``,
+    ``decimalZero`` …) or CSS's ``list-style-type`` (``lower-alpha`` …); decimal for anything else. Letters run
+    on as in Word (``z``, ``aa``, ``ab``)."""
+    code = _NUMBER_FORMATS.get(fmt, fmt)
+    if code in ("a", "A") and n > 0:
+        out = ""
+        while n > 0:
+            n, r = divmod(n - 1, 26)
+            out = chr(ord("a") + r) + out
+        return out if code == "a" else out.upper()
+    if code in ("i", "I") and 0 < n < 4000:
+        out = ""
+        for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
+                               (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):  # fmt: skip
+            while n >= value:
+                out += numeral
+                n -= value
+        return out if code == "i" else out.upper()
+    if fmt.startswith("decimalZero"):
+        return f"{n:02d}"
+    return str(n)
+
+
 def typed_heading_depth(text: str) -> int | None:
     """Whether a bold paragraph's ``text`` reads as a heading typed by hand, and how deep: at most ten words, no
     sentence punctuation at its end, and numbered ("2.1 Email": 2), in capitals ("ACCEPTABLE USE POLICY": 1) or in

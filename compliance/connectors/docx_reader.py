@@ -22,6 +22,7 @@ from compliance.connectors.assemble import (
     Block,
     assemble,
     capitals_heading,
+    format_number,
     table_blocks,
     typed_heading_depth,
     typed_list_blocks,
@@ -150,44 +151,11 @@ class _Styles:
         return result
 
 
-def _roman(n: int) -> str:
-    vals = [(1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl")]
-    vals += [(10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")]
-    out = ""
-    for v, s in vals:
-        while n >= v:
-            out += s
-            n -= v
-    return out
-
-
-def _letters(n: int) -> str:
-    out = ""
-    while n > 0:
-        n, r = divmod(n - 1, 26)
-        out = chr(ord("a") + r) + out
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class _Level:
     fmt: str  # numFmt: decimal, lowerLetter, bullet …
     text: str | None  # lvlText such as "%1.%2." (None: not given)
     start: int
-
-
-def _format_number(n: int, fmt: str) -> str:
-    if fmt == "lowerLetter":
-        return _letters(n)
-    if fmt == "upperLetter":
-        return _letters(n).upper()
-    if fmt == "lowerRoman":
-        return _roman(n)
-    if fmt == "upperRoman":
-        return _roman(n).upper()
-    if fmt.startswith("decimalZero"):
-        return f"{n:02d}"
-    return str(n)
 
 
 class _Numbering:
@@ -241,14 +209,14 @@ class _Numbering:
         if level.fmt == "none":
             return ""
         if level.text is None:
-            return f"{_format_number(counters[ilvl] or 0, level.fmt)}."
+            return f"{format_number(counters[ilvl] or 0, level.fmt)}."
 
         def number(m: re.Match[str]) -> str:
             k = int(m.group(1)) - 1
             if not 0 <= k <= 8:
                 return ""
             lv = self._levels.get((num_id, k))
-            return _format_number(counters[k] or 0, lv.fmt if lv is not None else "decimal")
+            return format_number(counters[k] or 0, lv.fmt if lv is not None else "decimal")
 
         return re.sub(r"%(\d)", number, level.text).strip()
 

@@ -30,6 +30,7 @@ from compliance.connectors.assemble import (
     NOTE_MARK_RE,
     Block,
     assemble,
+    format_number,
     table_blocks,
     typed_heading_depth,
     typed_list_blocks,
@@ -286,17 +287,35 @@ def _table(table: Any) -> Iterator[Block]:
     yield from table_blocks(grid, header=header)
 
 
+_LIST_STYLE_RE = re.compile(r"list-style(?:-type)?\s*:\s*([a-z-]+)", re.IGNORECASE)
+
+
+def _number_format(tag: Any) -> str:
+    """How an ``<ol>`` or ``<li>`` numbers: its ``type`` (``a``, ``A``, ``i``, ``I``, ``1``) or the
+    ``list-style-type`` of its inline style (``lower-alpha`` …); empty when it says neither."""
+    style = tag.get("style")
+    if isinstance(style, str) and (m := _LIST_STYLE_RE.search(style)):
+        return m.group(1).lower()
+    kind = tag.get("type")
+    return kind if isinstance(kind, str) else ""
+
+
 def _list(node: Any, depth: int) -> Iterator[Block]:
     ordered = node.name == "ol"
     start = node.get("start")
     n = int(start) if isinstance(start, str) and start.lstrip("-").isdigit() else 1
+    fmt = _number_format(node) or "1"
     for li in node.find_all("li", recursive=False):
         nested = [c for c in li.find_all(["ul", "ol"], recursive=False)]
         for sub in nested:
             sub.extract()
+        value = li.get("value")
+        if ordered and isinstance(value, str) and value.lstrip("-").isdigit():
+            n = int(value)  # <li value="4"> numbers this item and the ones after it on from there
         text = _without_page_navigation(li)  # a table of contents' entry is no item of the document
         if text:
-            yield Block("list-item", text, level=depth, marker=f"{n}." if ordered else "-")
+            marker = f"{format_number(n, _number_format(li) or fmt)}." if ordered else "-"
+            yield Block("list-item", text, level=depth, marker=marker)
         n += 1
         for sub in nested:
             yield from _list(sub, depth + 1)

@@ -27,6 +27,7 @@ from compliance.connectors.assemble import (
     Block,
     assemble,
     capitals_heading,
+    format_number,
     table_blocks,
     typed_heading_depth,
     typed_list_blocks,
@@ -136,22 +137,6 @@ class _Styles:
 
     def is_title(self, name: str | None) -> bool:
         return any(self._display.get(n, n).lower() in ("title", "titel") for n in self._chain(name))
-
-
-def _number(n: int, fmt: str) -> str:
-    """``n`` in a list style's number format (``1``, ``a``, ``A``, ``i``, ``I``)."""
-    if fmt in ("a", "A") and 1 <= n <= 26:
-        letter = chr(ord("a") + n - 1)
-        return letter if fmt == "a" else letter.upper()
-    if fmt in ("i", "I") and 1 <= n < 4000:
-        out = ""
-        for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
-                               (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):  # fmt: skip
-            while n >= value:
-                out += numeral
-                n -= value
-        return out if fmt == "i" else out.upper()
-    return str(n)
 
 
 def _inline(el: Any, out: list[str]) -> None:
@@ -283,7 +268,7 @@ class _Reader:
                 value = item.get(_q("text:start-value"))
                 n = int(value) if value and value.isdigit() else n + 1
                 self.counts[key] = n
-            marker = "-" if fmt == "-" or not numbered else f"{prefix}{_number(n, fmt)}{suffix}"
+            marker = "-" if fmt == "-" or not numbered else f"{prefix}{format_number(n, fmt)}{suffix}"
             for child in item:
                 if child.tag == _q("text:list"):
                     yield from self.list(child, depth + 1, style)

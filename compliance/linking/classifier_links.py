@@ -217,16 +217,20 @@ def classify_paragraphs(
         for start in range(0, len(todo), config.batch_size):
             chunk = todo[start : start + config.batch_size]
             texts = [t for _, t in chunk]
-            result = classifier.forward(texts, space)
+            # a paragraph read with its context: its own text's vectors come from the same pass
+            own = (
+                [i for i, (pid, _) in enumerate(chunk) if plain and pid in plain] if space is not None else []
+            )
+            if own:
+                assert plain is not None
+                result = classifier.forward(texts, space, also=[plain[chunk[i][0]] for i in own])
+            else:
+                result = classifier.forward(texts, space)
             ranked = classifier.rank(texts, top_k=config.top_k, explain=True, logits=result.logits)
             vectors: list[Any] = list(result.vectors) if result.vectors is not None else [None] * len(chunk)
-            own = [i for i, (pid, _) in enumerate(chunk) if plain and pid in plain]
-            if space is not None and own:
-                assert plain is not None
-                again = classifier.forward([plain[chunk[i][0]] for i in own], space)
-                assert again.vectors is not None
-                for i, vecs in zip(own, again.vectors, strict=True):
-                    vectors[i] = vecs
+            for i, vecs in zip(own, vectors[len(chunk) :], strict=True):
+                vectors[i] = vecs
+            del vectors[len(chunk) :]
             embeddings: list[Any] = (
                 list(result.embeddings) if result.embeddings is not None else [None] * len(chunk)
             )

@@ -376,12 +376,26 @@ class ArticleClassifier:
         """Raw (uncalibrated) article logits, shape (len(texts), n_labels); long texts average their windows."""
         return self.forward(texts).logits
 
-    def forward(self, texts: Sequence[str], space: EmbeddingSpace | None = None) -> ForwardPass:
+    def forward(
+        self, texts: Sequence[str], space: EmbeddingSpace | None = None, also: Sequence[str] = ()
+    ) -> ForwardPass:
         """One encoder pass over ``texts`` (:meth:`_forward`), and, when the model reads a sanction's clauses
         (:attr:`ClassifierConfig.consequence_clauses`), a second pass over the clauses of the texts about a sanction
         (:meth:`about_sanction`, :meth:`read_sanctions`): only those texts' logits change. Safe to call from several
-        threads at once: the tokenizer is used under the encoder's lock (:attr:`Encoder.lock`)."""
-        result = self._forward(texts, space)
+        threads at once: the tokenizer is used under the encoder's lock (:attr:`Encoder.lock`).
+
+        ``also``: more texts whose vectors in ``space`` are wanted from the same pass (their windows run in the
+        same length-sorted batches instead of a small call of their own): their vectors follow those of
+        ``texts`` in ``vectors``; ``logits`` and ``embeddings`` are ``texts``' only."""
+        n = len(texts)
+        result = (
+            self._forward([*texts, *also], space)
+            if also and space is not None
+            else self._forward(texts, space)
+        )
+        if len(result.logits) != n:
+            embeddings = None if result.embeddings is None else result.embeddings[:n]
+            result = ForwardPass(result.logits[:n], result.vectors, embeddings)
         logits = self.read_sanctions(texts, result.logits)
         return replace(result, logits=self.with_passages(logits, result.embeddings))
 
