@@ -557,3 +557,51 @@ def test_list_numbers_in_each_format() -> None:
     assert format_number(3, "lower-alpha") == "c"
     assert format_number(7, "decimalZero") == "07"
     assert format_number(7, "1") == format_number(7, "decimal") == "7"
+
+
+def test_markdown_admonitions_are_read_as_text() -> None:
+    """An MkDocs policy site puts statements in admonitions; CommonMark reads their bodies (indented four spaces)
+    as code, which is skipped, and the marker line "!!! Attention" as a paragraph."""
+    md = """# Incident Response Policy
+
+## Severity
+
+!!! Attention
+
+    Incidents of a severity higher than **MINOR** shall trigger the
+    following response process.
+
+!!! important "Approved MFA methods"
+
+    - Push notification delivered through the mobile app
+    - Hardware MFA token for the root user
+
+    ??? note
+
+        A nested note inside the admonition is read as text as well, like its parent.
+
+After the admonition, the policy text goes on with a paragraph of its own.
+
+```
+!!! note
+    this is code and stays out
+```
+"""
+    doc = parse_bytes(md.encode(), "ir.md")
+    texts = [p.text for p in doc.paragraphs]
+    assert texts == [
+        "Incidents of a severity higher than MINOR shall trigger the following response process.",
+        "Approved MFA methods",
+        "- Push notification delivered through the mobile app\n- Hardware MFA token for the root user",
+        "A nested note inside the admonition is read as text as well, like its parent.",
+        "After the admonition, the policy text goes on with a paragraph of its own.",
+    ]
+    assert all(p.heading_path == ("Incident Response Policy", "Severity") for p in doc.paragraphs)
+
+
+def test_admonitions_nested_without_end_do_not_exhaust_the_stack() -> None:
+    """Eight levels are read as admonitions; what is deeper stays as CommonMark reads it (the ninth marker a
+    paragraph, the rest code), so a file nesting thousands cannot exhaust the stack."""
+    nested = "".join(" " * (4 * i) + "!!! note\n\n" for i in range(1200))
+    doc = parse_bytes((nested + " " * 4800 + "Deep text.\n").encode(), "deep.md")
+    assert [p.text for p in doc.paragraphs] == ["!!! note"]

@@ -5,8 +5,9 @@ an enumerator are list items; a short single-line block without final punctuatio
 (``"2.1 Scope"``), written in capitals, or underlined with ``===``/``---`` is a heading.
 
 Markdown (markdown-it-py, CommonMark + tables): ``#`` headings build the heading path, lists (with their
-lead-in sentence) and table rows are kept as in the other connectors; code blocks and raw HTML are skipped. A
-leading YAML front-matter block is not body text: its ``title`` becomes the document title.
+lead-in sentence) and table rows are kept as in the other connectors; code blocks and raw HTML are skipped; the
+body of an MkDocs admonition (``!!! note``) is read as text. A leading YAML front-matter block is not body text: its
+``title`` becomes the document title.
 """
 
 from __future__ import annotations
@@ -274,12 +275,66 @@ def _blanks_as_text(text: str) -> str:
     return "\n".join(out)
 
 
+#: an admonition of MkDocs / Python-Markdown (``!!! note``, ``!!! warning "Title"``) or a collapsible one of
+#: pymdown-extensions (``??? note``, ``???+ note``)
+_ADMONITION = re.compile(
+    r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$'
+)
+
+
+def _indent_width(line: str) -> int:
+    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+
+
+#: admonitions inside admonitions read as text, at most (deeper ones stay as CommonMark reads them: a hostile file
+#: nesting thousands cannot exhaust the stack)
+_ADMONITION_DEPTH = 8
+
+
+def _admonitions_as_text(text: str, depth: int = 0) -> str:
+    """The Markdown with its admonitions' bodies as text, outside fenced code. MkDocs policy sites put statements
+    in them ("!!! Attention" over "Incidents of a severity higher than MINOR shall trigger the following response
+    process"): CommonMark reads the marker line as a paragraph and the body, indented four spaces, as a code
+    block, which is skipped, so the statement was lost and "!!! Attention" stored instead. The marker line gives
+    way to its quoted title, if any (a paragraph of its own), and the body is taken out of its indentation (an
+    admonition inside one is read the same way)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    fenced = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _FENCE.match(line):
+            fenced = not fenced
+        m = None if fenced or depth >= _ADMONITION_DEPTH else _ADMONITION.match(line)
+        if m is None:
+            out.append(line)
+            i += 1
+            continue
+        base = _indent_width(line)
+        body: list[str] = []
+        i += 1
+        while i < len(lines) and (not lines[i].strip() or _indent_width(lines[i]) >= base + 4):
+            body.append(lines[i])
+            i += 1
+        while body and not body[-1].strip():  # the blank lines after the body belong to the text after it
+            body.pop()
+            i -= 1
+        out.append("")
+        if m.group("title"):
+            out.extend([" " * base + m.group("title").strip(), ""])
+        dedented = [b.expandtabs(4)[4:] if b.strip() else "" for b in body]
+        out.extend(_admonitions_as_text("\n".join(dedented), depth + 1).split("\n") if dedented else [])
+        out.append("")
+    return "\n".join(out)
+
+
 def markdown_blocks(text: str) -> tuple[list[Block], str]:
     """Blocks of a Markdown document, and the text of its first level-1 heading ("" if none)."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark").enable("table")
-    tokens = md.parse(_blanks_as_text(text))
+    tokens = md.parse(_blanks_as_text(_admonitions_as_text(text)))
     blocks: list[Block] = []
     title = ""
     list_stack: list[list[Any]] = []  # per open list: [ordered, next number]
