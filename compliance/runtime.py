@@ -261,7 +261,7 @@ def autocast(device: torch.device, enabled: bool) -> Iterator[None]:
 # -- batching and pooling ----------------------------------------------------------------------------------------
 #: what one more forward call costs on a CPU, in padded tokens: MiniLM on two cores runs 40 tokens alone in about
 #: 28 ms and 640 in 140 ms (one token about 0.22 ms), so a call costs some 20 ms, about 64 tokens, beside its tokens
-#: (``bench.audit_throughput``; docs/performance.md, session 54)
+#: (a scratch timing, torch.set_num_threads(2); docs/performance.md, session 54)
 CPU_BATCH_COST_TOKENS = 64
 
 
@@ -307,8 +307,8 @@ def length_sorted_batches(
     Batches hold at most ``batch_size`` rows, cut where the padding they would save is worth more than another
     call (:func:`batch_bounds`, ``batch_cost`` tokens a call: :data:`CPU_BATCH_COST_TOKENS` on a CPU, where a
     call is cheap and every padded token costs as much as a real one; on a GPU, where a call's launches dominate,
-    the batches are full unless ``batch_cost`` says otherwise). Every row's result is the same however the rows
-    are batched (padding is masked)."""
+    the batches are full unless ``batch_cost`` says otherwise). A row's result does not depend on the rows batched
+    with it beyond rounding (padding is masked)."""
     import torch
 
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
