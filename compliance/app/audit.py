@@ -813,21 +813,16 @@ def law_picker(
     passages' vectors are the classifier's own when it carries this law version's passages (its passage expert,
     :meth:`~compliance.models.passages.PassageExpert.vectors_of`: nothing is embedded); otherwise they are
     embedded once per encoder and cached under the index directory."""
-    from compliance.artifacts import weights_sha256
     from compliance.linking.provisions import ProvisionPicker
 
-    encoder = classifier.encoder
-    encoder_id = weights_sha256(Path(encoder.name)) or encoder.name
-    key = f"{checksum}:{encoder_id}:{authority_weight:g}"
+    key = f"{checksum}:{_encoder_id(classifier)}:{authority_weight:g}"
     with _PICKERS_LOCK:
         picker = _PICKERS.get(key)
     if picker is None:
         picker = ProvisionPicker(law(), authority_weight=authority_weight)
-
-        def encode(texts: Sequence[str]) -> Any:
-            return encoder.embed(texts).numpy()
-
-        picker.attach_vectors(classifier_passage_vectors(classifier, checksum, picker.texts), encode=encode)
+        picker.attach_vectors(
+            classifier_passage_vectors(classifier, checksum, picker.texts), encode=_embedder(classifier)
+        )
         with _PICKERS_LOCK:
             while len(_PICKERS) >= _PICKERS_KEPT:
                 _PICKERS.pop(next(iter(_PICKERS)))
@@ -840,7 +835,6 @@ def classifier_passage_vectors(classifier: ArticleClassifier, checksum: str, tex
     when it carries these passages of this law version (``checksum``;
     :meth:`~compliance.models.passages.PassageExpert.vectors_of`: nothing is embedded), otherwise embedded once per
     encoder and cached under the index directory (:func:`~compliance.linking.provisions.cached_passage_vectors`)."""
-    from compliance.artifacts import weights_sha256
     from compliance.linking.provisions import cached_passage_vectors
     from compliance.settings import get_settings
 
@@ -848,13 +842,29 @@ def classifier_passage_vectors(classifier: ArticleClassifier, checksum: str, tex
     vectors = carried.vectors_of(texts, checksum) if carried is not None else None
     if vectors is not None:
         return vectors
-    encoder = classifier.encoder
     return cached_passage_vectors(
         texts,
-        lambda batch: encoder.embed(batch).numpy(),
-        encoder_id=weights_sha256(Path(encoder.name)) or encoder.name,
+        _embedder(classifier),
+        encoder_id=_encoder_id(classifier),
         cache_dir=get_settings().resolved_index_dir / "provision-vectors",
     )
+
+
+def _encoder_id(classifier: ArticleClassifier) -> str:
+    """What names the classifier's encoder in cache keys: its weights' sha256, or its name without weights."""
+    from compliance.artifacts import weights_sha256
+
+    return weights_sha256(Path(classifier.encoder.name)) or classifier.encoder.name
+
+
+def _embedder(classifier: ArticleClassifier) -> Callable[[Sequence[str]], Any]:
+    """Texts in, their vectors by the classifier's encoder out (numpy rows)."""
+    encoder = classifier.encoder
+
+    def encode(texts: Sequence[str]) -> Any:
+        return encoder.embed(texts).numpy()
+
+    return encode
 
 
 def _cites_the_act(classifier: ArticleClassifier, text: str) -> bool:

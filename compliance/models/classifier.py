@@ -387,15 +387,13 @@ class ArticleClassifier:
         ``also``: more texts whose vectors in ``space`` are wanted from the same pass (their windows run in the
         same length-sorted batches instead of a small call of their own): their vectors follow those of
         ``texts`` in ``vectors``; ``logits`` and ``embeddings`` are ``texts``' only."""
-        n = len(texts)
-        result = (
-            self._forward([*texts, *also], space)
-            if also and space is not None
-            else self._forward(texts, space)
-        )
-        if len(result.logits) != n:
-            embeddings = None if result.embeddings is None else result.embeddings[:n]
-            result = ForwardPass(result.logits[:n], result.vectors, embeddings)
+        if also and space is not None:
+            n = len(texts)
+            joint = self._forward([*texts, *also], space)
+            embeddings = None if joint.embeddings is None else joint.embeddings[:n]
+            result = ForwardPass(joint.logits[:n], joint.vectors, embeddings)
+        else:
+            result = self._forward(texts, space)
         logits = self.read_sanctions(texts, result.logits)
         return replace(result, logits=self.with_passages(logits, result.embeddings))
 
