@@ -63,7 +63,7 @@ lint: install
 	$(BIN)/mypy
 
 test: install lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=30
 
 test-slow: install
 	$(PY) -m pytest -q -m slow
