@@ -61,6 +61,7 @@ def _alerts(url: str) -> list[tuple[int, str, str, int, float]]:
         store.dispose()
 
 
+@pytest.mark.slow  # 43 s on two AVX2 cores: `make test-slow`
 def test_python_api_raises_the_same_alerts_as_the_cli(
     tmp_path: Path, decision: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -237,6 +237,7 @@ def test_every_error_survives_the_trip_from_a_worker_process() -> None:
         assert type(back) is cls and str(back) == str(error) and back.code == error.code, cls
 
 
+@pytest.mark.slow  # 26 s: `make test-slow`
 def test_a_worker_killed_fails_the_run_and_the_next_audit_starts_new_workers(
     tmp_path: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch, pools: None
 ) -> None:

@@ -15,7 +15,10 @@ from tests.fixtures.tiny_bert import make_tiny_bert
 pytest.importorskip("torch")
 
 
-@pytest.mark.parametrize("ensemble", ["default", "encoder-only"])
+@pytest.mark.parametrize(
+    "ensemble",
+    ["default", pytest.param("encoder-only", marks=pytest.mark.slow)],  # 19 s each: one in `make test`
+)
 def test_train_cli_writes_a_loadable_model(
     shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ensemble: str
 ) -> None:

@@ -160,6 +160,7 @@ def _wait(condition: Any, timeout: float, what: str, poll: float = 0.05) -> Any:
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+@pytest.mark.slow  # 32 s (a worker killed mid-audit): `make test-slow`
 def test_two_workers_one_killed_every_document_audited_once(
     redis_url: str, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -268,6 +269,7 @@ with Connection(url) as conn:
 """
 
 
+@pytest.mark.slow  # 23 s (waits out the broker's visibility timeout): `make test-slow`
 def test_a_message_held_by_a_dead_consumer_comes_back_after_the_visibility_timeout(
     redis_url: str, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
