@@ -35,6 +35,7 @@ LEGACY = AlertConfig(
     cross_reference_discount=0.0,
     framing_weight=1.0,
     authority_weight=1.0,
+    naming_weight=None,
     alert_budget=None,
     review_budget=None,
     background_weight=0.0,

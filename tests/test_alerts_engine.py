@@ -610,3 +610,52 @@ def test_a_control_in_another_language_raises_no_alert(
     assert [(a.paragraph_id, a.decision) for a in every.alerts] == [
         (a.paragraph_id, a.decision) for a in english.alerts
     ]
+
+
+def test_an_alert_names_a_provision_the_organisation_can_act_on_its_score_unchanged(
+    store: Any, decision: Any, tmp_path: Path
+) -> None:
+    """A cookie control is closest to a provision that obliges the authority alone ("The competent national
+    authority shall monitor whether websites set … cookies …"): weighted by ``authority_weight`` (0.85) it still
+    scores best, and with ``naming_weight=None`` the alert names it; by default (0.3) the alert names
+    the entities' cookie rule of Art. 1 instead, and its score, decision and rank stay what they were."""
+    from compliance.alerts.engine import NAMING_WEIGHT
+    from compliance.connectors import parse_path
+    from compliance.errors import ConfigurationError
+    from compliance.rules import load_law_file
+    from compliance.rules.addressees import obliges_public_bodies_only
+    from compliance.search import LawSearch
+
+    raw = json.loads((FIXTURES / "mini_cookie_law.json").read_text(encoding="utf-8"))
+    raw["articles"].append(
+        {
+            "number": "4",
+            "title": "Supervision",
+            "text": "The competent national authority shall monitor whether websites set analytics and "
+            "advertising cookies on a visitor's device only after the visitor has accepted them in a cookie "
+            "banner.",
+        }
+    )
+    path = tmp_path / "mini_cookie_law.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    law = load_law_file(path)
+    assert obliges_public_bodies_only(law, "art:4") and not obliges_public_bodies_only(law, "art:1/par:1")
+    store.save_document(parse_path(FIXTURES / "controls.txt"))
+    store.save_law(law)
+    cookie = next(p.id for p in store.iter_paragraphs() if p.ordinal == COOKIE)
+    search = LawSearch(store, dense=False, index_dir=tmp_path / "idx")
+
+    def run(config: AlertConfig) -> Any:
+        result = run_alerts(store, "minicookie", config=config, decision=decision, search=search)
+        return {a.paragraph_id: a for a in result.alerts}[cookie]
+
+    as_scored = run(AlertConfig(naming_weight=None))
+    named = run(AlertConfig())
+    assert NAMING_WEIGHT is not None and AlertConfig().authority_weight > NAMING_WEIGHT
+    assert as_scored.provision_key == "art:4", as_scored.evidence["provisions"]
+    assert named.provision_key.startswith("art:1/par:"), named.evidence["provisions"]
+    assert (named.score, named.decision, named.rank) == (as_scored.score, as_scored.decision, as_scored.rank)
+    assert named.evidence["scores"]["link"] == as_scored.evidence["scores"]["link"]
+    assert named.evidence["provisions"][0]["key"] == named.provision_key
+    with pytest.raises(ConfigurationError, match="naming_weight"):
+        AlertConfig(naming_weight=0.0)

@@ -259,3 +259,37 @@ def test_articles_that_frame_the_act_oblige_nobody() -> None:
     assert frames_the_act("Subject-matter and objectives") and frames_the_act("Material scope")
     assert not defines_terms("Material scope") and not defines_terms(None)
     assert not frames_the_act("Security of processing") and not frames_the_act(None)
+
+
+def test_an_acts_final_provisions_frame_it_read_from_their_titles(shared_data: Path) -> None:
+    """The articles EU drafting puts at an act's end — amending or repealing another act, entry into force,
+    addressees, transposition, the Commission's delegated and implementing powers — frame the act; an article that
+    amends something else than an act ("Amendment of rights and obligations", the EECC's Art. 18) does not. In the
+    mirror's nine acts: 55 such articles, NIS2's last nine but Art. 40 (Review, the Commission's duty, read so by its
+    clauses)."""
+    import glob
+
+    from compliance.rules import load_law_file
+    from compliance.rules.addressees import frames_the_act, is_final_provision
+
+    for title in (
+        "Amendment of Regulation (EU) No 910/2014",
+        "Amendments to Directive 2002/65/EC",
+        "Amendment to Regulation (EC) No 1060/2009",
+        "Repeal",
+        "Repeal of Framework Decision 2008/977/JHA",
+        "Entry into force and application",
+        "Addressees",
+        "Transposition",
+        "Committee procedure",
+        "Exercise of the delegation",
+    ):
+        assert is_final_provision(title) and frames_the_act(title), title
+    for title in ("Amendment of rights and obligations", "Security of processing", "Review", None, ""):
+        assert not is_final_provision(title), title
+    laws = [load_law_file(Path(f)) for f in sorted(glob.glob(str(shared_data / "laws" / "eu" / "*.json")))]
+    final = {law.short_name: [a.number for a in law.articles if is_final_provision(a.title)] for law in laws}
+    assert final["nis2"] == ["38", "39", "41", "42", "43", "44", "45", "46"]
+    assert final["gdpr"] == ["92", "93", "94", "99"]
+    if len(laws) == 9:
+        assert sum(map(len, final.values())) == 55

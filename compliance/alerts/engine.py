@@ -37,7 +37,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,6 +47,10 @@ from compliance.errors import ConfigurationError, require_weight
 from compliance.rules.addressees import AUTHORITY_WEIGHT
 from compliance.rules.passages import provision_passages, windows_of
 from compliance.text import snippet
+
+#: the weight of a provision that obliges no regulated organisation (public bodies only; definitions, scope, final
+#: provisions) when the provision an alert names is chosen (:attr:`AlertConfig.naming_weight`)
+NAMING_WEIGHT: float | None = 0.3
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.linking.decision import LinkDecisionModel
@@ -97,7 +101,9 @@ class AlertConfig:
             GDPR: share 0.8).
         framing_weight: the similarity of a passage of an article that frames the act rather than obliges —
             its title says "Definitions", "Scope" or "Subject matter" (GDPR Art. 4, ePrivacy Art. 2, NIS2 Art. 2
-            and 6) — is multiplied by this: a definition explains a term and a scope clause says whom the act
+            and 6), or it is a final provision ("Amendment of Directive (EU) 2018/1972", "Repeal", "Entry into
+            force", "Addressees", "Transposition", :func:`compliance.rules.addressees.is_final_provision`) — is
+            multiplied by this: a definition explains a term and a scope clause says whom the act
             covers, so a control that uses the term or names the GDPR is not affected by them.
         authority_weight: the similarity of a passage whose duties all fall on public bodies — "The CSIRTs shall
             …", "the single point of contact shall forward …", "Member States shall designate …", read from the
@@ -105,6 +111,15 @@ class AlertConfig:
             read with the paragraph that introduces it) — is multiplied by this: it says how the state acts, and
             a control of an organisation that reads like it is not affected by it. "Member States shall ensure
             that essential and important entities take …" obliges the entities and keeps its weight.
+        naming_weight: when the provision an alert *names* is chosen, the weight of a passage that obliges no
+            regulated organisation — one weighted by ``authority_weight`` (public bodies only) or by
+            ``framing_weight`` (definitions, scope, the final provisions) — instead of those weights (None: the
+            same weights as the score). The score, decision and rank stay as they were, so a control that reads
+            like the state's duty is still ranked by how close it is; the provision put before the officer is one
+            the organisation can act on whenever one comes near enough. A recital that explains such a provision
+            is weighted so too. With 0.3, a vulnerability scan named ENISA's vulnerability database (NIS2 Art.
+            12(2)) and a tiered supplier review the Cooperation Group's risk assessments (Art. 22(1)) before
+            (docs/alerts.md, session 55).
         article_cross_reference_discount: the same discount for an article's paragraphs and points (default
             0: an article that cites another act still obliges, e.g. ePrivacy Art. 5(3) and 13(2); measured in
             docs/alerts.md).
@@ -163,6 +178,7 @@ class AlertConfig:
     cross_reference_discount: float = 0.5
     framing_weight: float = 0.85
     authority_weight: float = AUTHORITY_WEIGHT
+    naming_weight: float | None = NAMING_WEIGHT
     article_cross_reference_discount: float = 0.0
     point_lead_words: int = 0
     within_article: str = "dense"
@@ -188,6 +204,8 @@ class AlertConfig:
             raise ConfigurationError("passage_level must be 'provision' or 'article'")
         for name in ("recital_weight", "framing_weight", "authority_weight"):
             require_weight(name, getattr(self, name))
+        if self.naming_weight is not None:
+            require_weight("naming_weight", self.naming_weight)
         if not 0.0 <= self.article_evidence <= 1.0:
             raise ConfigurationError("article_evidence must be within [0, 1]")
         for discount in (self.cross_reference_discount, self.article_cross_reference_discount):
@@ -602,6 +620,7 @@ def _decide(
             law, keys, config.passage_words, lead_words=config.point_lead_words
         )
     weights, shares = _passage_weights(law, owners, config)
+    naming = _naming_config(config)
     passage_vecs = _law_vectors(decision, texts)
     explains = (
         _recital_articles(law, texts, owners, passage_vecs, decision, config)
@@ -611,6 +630,14 @@ def _decide(
     para_vecs = _candidate_vectors(store, index, decision, [paragraphs[int(c)] for c in candidates])
     raw = para_vecs @ passage_vecs.T  # candidates × passages
     sims = raw * weights[None, :]
+    # the provision named weighs down what no organisation can act on further than the score does (``naming_weight``)
+    name_sims = sims if naming is config else raw * _passage_weights(law, owners, naming)[0][None, :]
+    if naming is not config and explains:  # a recital names the article it explains: one to act on, or not
+        explained = [key for key, *_ in explains.values()]
+        factor = dict(zip(explained, _passage_weights(law, explained, naming)[0], strict=True))
+        neutral = dict(zip(explained, _passage_weights(law, explained, config)[0], strict=True))
+        for i, (key, *_) in explains.items():
+            name_sims[:, i] *= factor[key] / neutral[key]
     law_vec = passage_vecs.mean(axis=0)
     law_vec = law_vec / (np.linalg.norm(law_vec) or 1.0)
     law_scores = para_vecs @ law_vec
@@ -621,9 +648,9 @@ def _decide(
     rerank = config.within_article == "hybrid" and config.passage_level == "provision"
     lexical = _passage_bm25(texts) if rerank else None
     named = (
-        _article_choice(law, sims, owners, para_vecs, decision, config)
+        _article_choice(law, name_sims, owners, para_vecs, decision, naming)
         if config.article_evidence > 0.0 and config.passage_level == "provision"
-        else sims.argmax(axis=1)
+        else name_sims.argmax(axis=1)
     )
     out: list[ProposedAlert] = []
     for row, cid in enumerate(candidates):
@@ -786,6 +813,16 @@ def background_cosines(
 #: with a decision whose encoder names no weights (nothing is cached on disk then), embeds them once
 _BACKGROUND_VECTORS: dict[tuple[Any, str], np.ndarray] = {}
 _BACKGROUND_LOCK = threading.Lock()  # the API's request and job threads run alerts in one process
+
+
+def _naming_config(config: AlertConfig) -> AlertConfig:
+    """The configuration whose passage weights choose the provision an alert names: ``config`` with its
+    ``naming_weight`` as the weight of public bodies' duties and of framing articles, or ``config`` itself when it
+    has none."""
+    w = config.naming_weight
+    if w is None or (w == config.authority_weight and w == config.framing_weight):
+        return config
+    return replace(config, authority_weight=w, framing_weight=w, naming_weight=None)
 
 
 def _article_choice(

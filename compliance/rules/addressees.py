@@ -43,6 +43,7 @@ __all__ = [
     "duty_holders",
     "established_bodies",
     "frames_the_act",
+    "is_final_provision",
     "is_public_body",
     "obliges_public_bodies_only",
     "provision_duty_text",
@@ -139,6 +140,16 @@ _PARENS = re.compile(r"\([^()]*\)")
 _WORDS_AFTER = 5  # the subject of the clause that follows, before its verb's object
 _DEFINES = re.compile(r"\bdefinitions?\b", re.IGNORECASE)
 _FRAMES = re.compile(r"\b(?:definitions?|scope|subject[- ]matter)\b", re.IGNORECASE)
+#: the titles EU drafting gives an act's final provisions (the Joint Practical Guide's standard articles): what
+#: another act becomes ("Amendment of Regulation (EU) No 910/2014", "Amendments to Directive …", "Repeal"), when
+#: the act applies and to whom it is addressed, how it is transposed, and the Commission's delegated and
+#: implementing powers — none obliges a regulated organisation
+_FINAL = re.compile(
+    r"^(?:(?:amendments?\s+(?:of|to)|amending|repeal\s+of)\s+(?:council\s+)?(?:regulation|directive|"
+    r"(?:framework\s+)?decision)\b|repeal$|entry\s+into\s+force\b|addressees?$|transposition\b|"
+    r"committee\s+procedure$|exercise\s+of\s+the\s+delegation$|final\s+provisions$)",
+    re.IGNORECASE,
+)
 
 
 def defines_terms(title: str | None) -> bool:
@@ -147,8 +158,21 @@ def defines_terms(title: str | None) -> bool:
 
 
 def frames_the_act(title: str | None) -> bool:
-    """Whether an article's title says it frames the act: "Definitions", "Scope", "Subject matter (and scope)"."""
-    return bool(_FRAMES.search(title or ""))
+    """Whether an article's title says it frames the act: "Definitions", "Scope", "Subject matter (and scope)",
+    or it is one of the act's final provisions: "Amendment of Directive (EU) 2018/1972", "Repeal", "Entry into
+    force (and application)", "Addressees", "Transposition", "Committee procedure", "Exercise of the delegation"
+    (:func:`is_final_provision`)."""
+    return bool(_FRAMES.search(title or "")) or is_final_provision(title)
+
+
+def is_final_provision(title: str | None) -> bool:
+    """Whether an article's title is one EU drafting gives a final provision — one that amends or repeals another
+    act, says when the act enters into force, to whom it is addressed or how it is transposed, or governs the
+    Commission's delegated and implementing powers: "Amendment of Regulation (EU) No 910/2014", "Amendments to
+    Directive 2002/58/EC", "Repeal of Directive 95/46/EC", "Entry into force and application", "Addressees",
+    "Transposition", "Committee procedure", "Exercise of the delegation" — not "Amendment of rights and
+    obligations" (the EECC's Art. 18, a duty of its own): what is amended or repealed must be an act."""
+    return bool(_FINAL.search((title or "").strip()))
 
 
 def _without_determiners(words: list[str]) -> list[str]:
