@@ -618,3 +618,39 @@ def test_the_trained_model_is_used_from_the_model_directory(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert (user_role_model_dir() / "config.json").is_file()
     assert default_role_model().meta["training_set"]["documents"] == 2
+
+
+def test_the_features_are_the_same_when_an_ascii_paragraph_is_matched_lowercased(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The case-insensitive feature patterns run on an ASCII paragraph's lowercased text without the flag (faster):
+    every feature of every paragraph of the sample policies, and of texts in capitals, mixed case and beyond ASCII,
+    is what the patterns give with the flag on the text as written."""
+    import compliance.connectors.roles as roles
+    from compliance.connectors import parse_path
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    docs = [parse_path(p) for p in sorted(examples.iterdir()) if p.is_file()]
+    docs.append(
+        _doc(
+            [
+                Block(
+                    "paragraph",
+                    "THE SUPPLIER SHALL NOTIFY US WITHIN 24 HOURS; SEE SECTION 4 OF THE POLICY AND ANNEX B.",
+                ),
+                Block("paragraph", "Name: ____  Date: dd/MM/YYYY  Signature: "),
+                Block("paragraph", "We Review Access Every Quarter, For Example At Least Once In 2025."),
+                Block(
+                    "paragraph",
+                    "Die Lieferantin muss Vorfälle binnen 24 Stunden melden. Weekly ſhall reviews.",
+                ),
+                Block("paragraph", "Is this document Confidential? It Is Intended For Internal Use Only."),
+            ]
+        )
+    )
+    context = RoleContext.from_documents(docs)
+    fast = [roles.paragraph_features(d, p, context) for d in docs for p in d.paragraphs]
+    assert roles._LOWERED and "cue_period" in roles._LOWERED and "cue_reference" not in roles._LOWERED
+    monkeypatch.setattr(roles, "_LOWERED", {})
+    plain = [roles.paragraph_features(d, p, context) for d in docs for p in d.paragraphs]
+    assert len(fast) > 250 and fast == plain
