@@ -117,8 +117,8 @@ class AlertConfig:
             same weights as the score). The score, decision and rank stay as they were, so a control that reads
             like the state's duty is still ranked by how close it is; the provision put before the officer is one
             the organisation can act on whenever one comes near enough. A recital that explains such a provision
-            is weighted so too. With 0.3, a vulnerability scan named ENISA's vulnerability database (NIS2 Art.
-            12(2)) and a tiered supplier review the Cooperation Group's risk assessments (Art. 22(1)) before
+            is weighted so too. Without it, a vulnerability scan named ENISA's vulnerability database (NIS2 Art.
+            12(2)) and a tiered supplier review the Cooperation Group's risk assessments (Art. 22(1))
             (docs/alerts.md, session 55).
         article_cross_reference_discount: the same discount for an article's paragraphs and points (default
             0: an article that cites another act still obliges, e.g. ePrivacy Art. 5(3) and 13(2); measured in
