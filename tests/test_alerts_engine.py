@@ -657,5 +657,8 @@ def test_an_alert_names_a_provision_the_organisation_can_act_on_its_score_unchan
     assert (named.score, named.decision, named.rank) == (as_scored.score, as_scored.decision, as_scored.rank)
     assert named.evidence["scores"]["link"] == as_scored.evidence["scores"]["link"]
     assert named.evidence["provisions"][0]["key"] == named.provision_key
+    # the authority's article is not listed beside it as a better fit
+    listed = {p["key"]: p["score"] for p in named.evidence["provisions"]}
+    assert all(score <= listed[named.provision_key] for score in listed.values()), listed
     with pytest.raises(ConfigurationError, match="naming_weight"):
         AlertConfig(naming_weight=0.0)

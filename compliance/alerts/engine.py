@@ -687,18 +687,20 @@ def _decide(
         article_title = law.get(article).title
         query = f"{article_title or ''}\n{law.text_of(key)}"
         terms = [t for t, _ in index.salient_terms(query, cid, n=8)]
+        # the runners-up are listed as the named provision was chosen: what no organisation can act on is weighed
+        # down there too (``naming_weight``), so it is not offered beside the named provision as a better fit
         listed: list[dict[str, Any]] = []
-        for j in np.argsort(-sims[row]):
+        for j in np.argsort(-name_sims[row]):
             owner = owners[int(j)]
             if any(item["key"] == owner for item in listed):
                 continue
-            if float(sims[row, j]) < decision.lower or len(listed) >= config.provisions_listed:
+            if float(name_sims[row, j]) < decision.lower or len(listed) >= config.provisions_listed:
                 break
             listed.append(
                 {
                     "key": owner,
                     "label": provision_label(owner),
-                    "score": round(float(sims[row, j]), 6),
+                    "score": round(float(name_sims[row, j]), 6),
                     "similarity": round(float(raw[row, j]), 6),
                 }
             )
