@@ -250,8 +250,9 @@ _LOWERED: dict[str, re.Pattern[str]] = {
 def _matches(name: str, pattern: re.Pattern[str], text: str, lowered: str | None) -> list[Any]:
     """``pattern.findall(text)``, run on ``lowered`` (the text lowercased, when it is ASCII) where the pattern
     allows (:data:`_LOWERED`)."""
-    fast = _LOWERED.get(name) if lowered is not None else None
-    return fast.findall(lowered) if fast is not None and lowered is not None else pattern.findall(text)
+    if lowered is not None and (fast := _LOWERED.get(name)) is not None:
+        return fast.findall(lowered)
+    return pattern.findall(text)
 
 
 FEATURE_NAMES: tuple[str, ...] = (

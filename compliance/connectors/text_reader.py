@@ -283,7 +283,8 @@ _ADMONITION = re.compile(
 
 
 def _indent_width(line: str) -> int:
-    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip())
 
 
 #: admonitions inside admonitions read as text, at most (deeper ones stay as CommonMark reads them: a hostile file

@@ -31,6 +31,7 @@ act sets up itself (:func:`established_bodies`: "EU-CyCLONe is established …")
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -291,6 +292,7 @@ def duty_holders(text: str, bodies: tuple[str, ...] = ()) -> list[tuple[str, boo
     return out
 
 
+@lru_cache(maxsize=8192)  # a pure reading of the text: the alert ranking asks for every passage, twice a run
 def addresses_public_bodies(text: str, bodies: tuple[str, ...] = ()) -> bool:
     """True when ``text``'s first modal clause obliges (or permits) a public body and public bodies hold more than
     half of its modal clauses: a provision states its main duty first, and the reading of a clause's subject is
