@@ -166,10 +166,37 @@ from compliance.rules.addressees import (
             True,
         ),
         ("If the controller cannot identify the data subject, it shall inform the data subject.", False),
+        # a second predicate of the same subject: the phrase before "and shall" is the first one's object
+        (
+            "ENISA shall adopt, in cooperation with the Commission, a biennial report on the state of "
+            "cybersecurity in the Union and shall present that report to the European Parliament.",
+            True,
+        ),
+        ("The controller shall keep a record of processing activities and shall make it available.", False),
     ],
 )
 def test_who_a_provision_obliges(text: str, public: bool) -> None:
     assert addresses_public_bodies(text) is public, duty_holders(text)
+
+
+def test_a_second_predicate_has_the_subject_of_the_first() -> None:
+    """ "X shall A and shall B": B's subject is X as written, and a duty X passes on in A ("shall ensure that
+    such fees are …") does not make the fees B's holder."""
+    assert duty_holders(
+        "Member States shall ensure that such fees are objectively justified and shall take into account "
+        "the general objectives of this Directive."
+    ) == [("such fees are objectively justified", False), ("Member States", True)]
+    assert duty_holders(
+        "The CSIRT shall ensure that follow-up action is carried out, and shall ensure that the reporting person "
+        "is protected."
+    ) == [("follow-up action is carried out", False), ("the reporting person is protected", False)]
+    # a passive without an agent has no holder, nor has the predicate joined to it
+    assert (
+        duty_holders(
+            "Payment institutions which comply shall be granted authorisation and shall be entered in the registers."
+        )
+        == []
+    )
 
 
 def test_public_bodies_are_read_from_the_head_of_the_subject() -> None:
@@ -220,6 +247,8 @@ def test_nis2_obligations_of_entities_and_of_the_state(shared_data: Path) -> Non
         # costs is not the point's business
         "art:32/par:2/pt:a",
         "art:32/par:2/pt:d",
+        "art:18/par:1",  # ENISA's biennial report: "ENISA shall adopt … a biennial report … and shall present"
+        "art:18/par:1/pt:c",
     ):
         assert public(key), (key, duty_holders(provision_duty_text(nis2, key)))
     assert not public("art:32/par:2")  # the paragraph as a whole also obliges the audited entity

@@ -17,7 +17,7 @@ phrase before the modal, after the clause's last comma, judged by its head (the 
 "the competent authorities referred to in …"); where a public body "shall ensure that" or "shall require"
 something, the duty passes to what follows; in the passive, to the agent ("shall be provided by the competent
 authority"), and a passive without one ("All stakeholders shall be provided access …") has no holder unless its
-subject is a public body; ", and shall …" keeps the clause before's holder, and so does a subject that points back
+subject is a public body; ", and shall …" and "… a report and shall …" keep the clause before's subject, and so does a subject that points back
 ("Such scanning shall …"); a pronoun after a condition points back to the condition's subject ("Where the
 competent authorities become aware …, they shall …"). :func:`addresses_public_bodies` is true when the first such
 clause's holder is a public body and public bodies hold most of them. A provision with no modal clause (a point of
@@ -87,6 +87,9 @@ _PRONOUN = re.compile(r"^(?:it|they|he|she|this|these|those|each|either)$", re.I
 #: subject that points back to what an earlier clause spoke of is that clause's business, so it has its holder
 _ANAPHORA = re.compile(r"^(?:such|those|that|these|this|which)\b", re.IGNORECASE)
 _CONTINUES = re.compile(r"^(?:and|or|but|and/or)(?:\s|$)", re.IGNORECASE)
+#: "ENISA shall adopt, in cooperation with …, a biennial report on … and shall present it …": the phrase before
+#: the second verb is the first one's object, joined by "and" to a second predicate of the same subject
+_COORDINATED = re.compile(r"\s(?:and|or|and/or)$", re.IGNORECASE)
 #: a phrase set off by commas between a subject and its verb ("Member States, in accordance with national law,
 #: shall"; "ENISA, in cooperation with Member States, and, where appropriate, after consulting relevant
 #: stakeholders, shall"; "The Cooperation Group, with the assistance of the Commission, may"): not the subject;
@@ -256,7 +259,10 @@ def _continues_inserted(before: list[str]) -> bool:
 
 def duty_holders(text: str, bodies: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
     """Each modal clause's duty holder in ``text``: ``(phrase, is a public body)``, in order. A clause that goes on
-    from the one before ("…, and shall include") has that clause's holder; where a public body "shall ensure
+    from the one before ("…, and shall include", "ENISA shall adopt … a report … and shall present it") has that
+    clause's subject, read again with the new verb (where the one before passed its duty on, the new verb need not:
+    "Member States shall ensure that such fees are … and shall take into account …"); when the clause before had
+    no holder, the last holder; where a public body "shall ensure
     that" or "shall require" something, the holder is what follows (up to five words, before any comma: "shall
     ensure that, when considering …, those entities take …" cannot be read and is not taken for a public body); in
     the passive, the agent ("… shall be provided by the competent authority"); a subject that points back to what
@@ -266,24 +272,34 @@ def duty_holders(text: str, bodies: tuple[str, ...] = ()) -> list[tuple[str, boo
     public bodies (:func:`is_public_body`)."""
     clean = _PARENS.sub(" ", text)
     out: list[tuple[str, bool]] = []
+    written = ""  # the clause before's holder as read (a passive's agent), before its duty passes on
     for m in _MODAL.finditer(clean):
         subject = _subject_before(clean, m.start())
-        if not subject or _CONTINUES.match(subject):
-            if out and subject:
+        if not subject:
+            continue
+        if written and (_CONTINUES.match(subject) or _COORDINATED.search(subject)):
+            subject = written  # "…, and shall ensure that …", "X shall adopt a report and shall …": X's again
+        elif _CONTINUES.match(
+            subject
+        ):  # the clause before had no holder ("They shall be based on …, and shall")
+            if out:
                 out.append(out[-1])
             continue
+        written = ""
         public = is_public_body(subject, bodies)
         rest = clean[m.end() :]
         agent = _PASSIVE_AGENT.match(rest)
         if out and not agent and (_ANAPHORA.match(subject) or _RELATIVE.search(subject)):
             # "Such scanning shall …": the scanner's duty; "… products that may be subject to …": no new holder
             out.append(out[-1])
+            written = subject
             continue
         if not agent and not public and _PASSIVE.match(rest):
             continue  # who receives ("stakeholders shall be provided access") or what undergoes the act
         if agent:  # "the guidance shall be provided by the competent authority": the authority
             subject = " ".join(_CLAUSE_START.split(rest[agent.end() :], 1)[0].split()[:_WORDS_AFTER])
             public = is_public_body(subject, bodies)
+        written = subject
         passed = _PASS_ON.match(rest)
         if public and passed:  # "Member States shall ensure that essential entities take …": the entities
             following = " ".join(_CLAUSE_START.split(rest[passed.end() :], 1)[0].split()[:_WORDS_AFTER])
