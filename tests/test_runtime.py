@@ -132,3 +132,46 @@ def test_weights_checksum(tmp_path: Path) -> None:
     assert weights_sha256(tmp_path) == hashlib.sha256(b"weights").hexdigest()
     (tmp_path / "model.safetensors").write_bytes(b"other weights!")  # a new file is hashed again
     assert weights_sha256(tmp_path) == hashlib.sha256(b"other weights!").hexdigest()
+
+
+def test_the_heap_is_frozen_while_a_block_runs_and_given_back_after() -> None:
+    """What the process holds is out of the collector's passes inside the block (a full collection then walks only
+    what the block allocated), back in the oldest generation after it; nested and concurrent blocks share one
+    freeze, and a cycle that became garbage inside is collected once the block is left."""
+    import gc
+    import threading
+    import weakref
+
+    from compliance.runtime import frozen_heap
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    assert gc.get_freeze_count() == 0
+    old = Node()
+    gone = weakref.ref(old)
+    with frozen_heap():
+        frozen = gc.get_freeze_count()
+        assert frozen > 1000  # the interpreter's and the test session's objects
+        del old
+        gc.collect()
+        assert gone() is not None  # frozen: a full pass does not walk it
+        with frozen_heap():
+            assert gc.get_freeze_count() == frozen  # nested: the same freeze, nothing moved again
+        assert gc.get_freeze_count() == frozen
+        seen: list[int] = []
+        worker = threading.Thread(target=lambda: seen.append(_count_in_block(frozen_heap)))
+        worker.start()
+        worker.join()
+        assert seen and seen[0] >= frozen and gc.get_freeze_count() == frozen  # the thread left: still frozen
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert gone() is None  # given back: the cycle is collected as before
+
+
+def _count_in_block(frozen_heap: Any) -> int:
+    import gc
+
+    with frozen_heap():
+        return gc.get_freeze_count()
