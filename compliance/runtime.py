@@ -24,9 +24,7 @@ default ``<home>/models`` and ``<home>/indexes``).
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib.util
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +54,6 @@ __all__ = [
     "default_classifier_dir",
     "default_decision_dir",
     "default_index_dir",
-    "frozen_heap",
     "is_shipped",
     "length_sorted_batches",
     "mean_pool",
@@ -266,38 +263,6 @@ def autocast(device: torch.device, enabled: bool) -> Iterator[None]:
 #: 28 ms and 640 in 140 ms (one token about 0.22 ms), so a call costs some 20 ms, about 64 tokens, beside its tokens
 #: (a scratch timing, torch.set_num_threads(2); docs/performance.md, session 54)
 CPU_BATCH_COST_TOKENS = 64
-
-
-_FROZEN_LOCK = threading.Lock()
-_FROZEN_HOLDERS = 0
-
-
-@contextlib.contextmanager
-def frozen_heap() -> Iterator[None]:
-    """Keep what the process already holds out of the garbage collector's passes while the block runs.
-
-    A loaded classifier, its tokenizer and the law corpus are about half a million objects the cyclic collector
-    tracks; each full (oldest-generation) pass walks all of them — about 0.3 s on 2 cores — and the objects an
-    audit allocates set one off every thousand paragraphs or so, although none of the old objects becomes garbage
-    because of the audit. :func:`gc.freeze` moves them to the permanent generation for the block; :func:`gc.unfreeze`
-    at its end puts them back in the oldest generation, so a cycle among them that did become garbage is
-    collected later as before (nothing is kept for good). Blocks nested or run at once in several threads share
-    one freeze: the last to leave unfreezes. Where the collector is disabled this does nothing."""
-    global _FROZEN_HOLDERS
-    if not gc.isenabled():
-        yield
-        return
-    with _FROZEN_LOCK:
-        if _FROZEN_HOLDERS == 0:
-            gc.freeze()
-        _FROZEN_HOLDERS += 1
-    try:
-        yield
-    finally:
-        with _FROZEN_LOCK:
-            _FROZEN_HOLDERS -= 1
-            if _FROZEN_HOLDERS == 0:
-                gc.unfreeze()
 
 
 def batch_bounds(lengths: Sequence[int], batch_size: int, batch_cost: int) -> list[int]:

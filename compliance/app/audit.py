@@ -41,7 +41,7 @@ from compliance.linking.classifier_links import (
 )
 from compliance.progress import bar
 from compliance.rules.addressees import AUTHORITY_WEIGHT
-from compliance.runtime import LengthBatcher, frozen_heap
+from compliance.runtime import LengthBatcher
 from compliance.store import NewLink, ParagraphVectors
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -376,26 +376,24 @@ def audit_items(
                 finish(seq)
         shown(len(batch))
 
-    sources = save_sources(
-        store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error, windows=windows
-    )
-    with (
-        frozen_heap()
-    ):  # the loaded model and laws are not walked by every full collection the audit sets off
-        for seq, outcome in enumerate(sources):
-            if isinstance(outcome, FileFailure):
-                failures.append(outcome)
-                continue
-            state = _prepare_document(store, outcome, classifier, config, roles, reclassify)
-            pending[seq] = state
-            if not state.todo:
-                finish(seq)
-                continue
-            for batch in batcher.add([(seq, pid, text) for pid, text in state.paragraphs_todo]):
-                classify(batch)
-            state.paragraphs_todo = []
-        for batch in batcher.flush():
+    for seq, outcome in enumerate(
+        save_sources(
+            store, items, config=SplitConfig(), relative_to=relative_to, on_error=on_error, windows=windows
+        )
+    ):
+        if isinstance(outcome, FileFailure):
+            failures.append(outcome)
+            continue
+        state = _prepare_document(store, outcome, classifier, config, roles, reclassify)
+        pending[seq] = state
+        if not state.todo:
+            finish(seq)
+            continue
+        for batch in batcher.add([(seq, pid, text) for pid, text in state.paragraphs_todo]):
             classify(batch)
+        state.paragraphs_todo = []
+    for batch in batcher.flush():
+        classify(batch)
     return finished, failures, total_links
 
 
