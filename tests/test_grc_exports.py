@@ -183,6 +183,43 @@ def test_spreadsheet_cells_cannot_run_formulas(tmp_path: Path) -> None:
     assert (tmp_path / "links.csv").read_text().count("'=HYPERLINK") == 4
 
 
+def test_the_review_sheet_is_written_from_an_iterator_whole_or_not_at_all(tmp_path: Path) -> None:
+    """The sheet writers take links one at a time (an export of a large audit streams them from the store) and
+    write the same file as from a list; a read that fails half-way leaves neither a half file nor the part file,
+    and an earlier export at that path stays as it was."""
+    import json
+
+    for suffix in ("xlsx", "csv", "json"):
+        listed, streamed = tmp_path / f"listed.{suffix}", tmp_path / f"streamed.{suffix}"
+        assert write_link_sheet(LINKS, listed) == write_link_sheet(iter(LINKS), streamed) == 4
+        if suffix == "xlsx":
+            assert [r.values for r in read_review_sheet(listed)] == [
+                r.values for r in read_review_sheet(streamed)
+            ]
+        else:
+            assert listed.read_bytes() == streamed.read_bytes()
+    data = json.loads((tmp_path / "streamed.json").read_text())
+    assert len(data) == 4 and data[0]["evidence_detail"] == LINKS[0].evidence
+    empty = tmp_path / "empty.json"
+    assert write_link_sheet([], empty) == 0 and empty.read_text() == "[]\n"  # as json.dumps([]) wrote it
+
+    def failing() -> Any:
+        yield LINKS[0]
+        raise RuntimeError("the database went away")
+
+    for suffix in ("xlsx", "csv", "json"):
+        out = tmp_path / f"streamed.{suffix}"
+        before = out.read_bytes()
+        with pytest.raises(RuntimeError):
+            write_link_sheet(failing(), out)
+        assert out.read_bytes() == before
+        assert not (tmp_path / f"streamed.{suffix}.part").exists()
+        fresh = tmp_path / f"fresh.{suffix}"
+        with pytest.raises(RuntimeError):
+            write_link_sheet(failing(), fresh)
+        assert not fresh.exists() and not (tmp_path / f"fresh.{suffix}.part").exists()
+
+
 def test_coverage_model() -> None:
     from compliance.reports.coverage import build_coverage
 

@@ -498,3 +498,66 @@ def test_to_jsonable_gives_json_data_for_plain_and_typed_values() -> None:
     json.dumps(got)
     with pytest.raises(TypeError):
         to_jsonable({"x": object()})
+
+
+def test_current_links_are_read_one_paragraph_at_a_time_in_order(store: Store) -> None:
+    """``iter_current_links`` gives what ``current_links`` documents, page by page: per paragraph the newest run's
+    links (a reviewer's own links always), of the documents' latest versions, ordered by document, paragraph,
+    law, rank and id — however small the page; with ``current_only=False`` every version's links at a position
+    come together; the status filter applies to the current (reviewed) status; it is an iterator (an export of a
+    large audit never holds every link)."""
+    import inspect
+
+    law = store.save_law(mini_law())
+    ids = store.provision_id_map(law.id)
+    store.save_document(dataclasses.replace(policy("a" * 64), source="a.docx"))
+    store.save_document(dataclasses.replace(policy("b" * 64), source="b.docx"))
+
+    def paragraphs() -> dict[tuple[str, int, int], int]:
+        with store.session() as s:
+            rows = s.execute(
+                select(Document.source, DocumentVersion.version, ParagraphRow.ordinal, ParagraphRow.id)
+                .join(DocumentVersion, DocumentVersion.document_id == Document.id)
+                .join(ParagraphRow, ParagraphRow.version_id == DocumentVersion.id)
+            ).all()
+        return {(source, version, ordinal): pid for source, version, ordinal, pid in rows}
+
+    p = paragraphs()
+    first = store.start_run("audit", {}, model={"identity": "m1"})
+
+    def link(run: int, para: int, key: str, rank: int) -> int:
+        version = "m1" if run == first else "m2"  # a link is stored once per model version
+        assert (
+            store.add_links(
+                run, [NewLink(para, ids[key], "classifier", 0.5, rank=rank, model_version=version)]
+            )
+            == 1
+        )
+        with store.session() as s:
+            return int(s.scalar(select(func.max(LinkRow.id))) or 0)
+
+    l1 = link(first, p[("a.docx", 1, 0)], "art:2", 1)
+    l2 = link(first, p[("a.docx", 1, 0)], "art:1", 2)
+    l3 = link(first, p[("a.docx", 1, 1)], "art:1", 1)
+    l4 = link(first, p[("b.docx", 1, 0)], "art:2", 1)
+    l5 = link(first, p[("b.docx", 1, 0)], "art:1", 2)
+    second = store.start_run("audit", {}, model={"identity": "m2"})
+    l6 = link(second, p[("a.docx", 1, 0)], "art:1", 1)  # supersedes l1 and l2
+    l7 = store.add_manual_link(p[("a.docx", 1, 1)], ids["art:2"], "alice")
+    store.save_document(dataclasses.replace(policy("c" * 64), source="b.docx"))  # b.docx version 2
+    p = paragraphs()
+    l8 = link(second, p[("b.docx", 2, 0)], "art:1", 1)
+    store.add_review(l3, "rejected", "bob")
+
+    assert inspect.isgenerator(store.iter_current_links())
+    for page in (1, 2, 1000):
+        assert [x.link_id for x in store.iter_current_links(page=page)] == [l6, l3, l7, l8]
+        every = [x.link_id for x in store.iter_current_links(current_only=False, page=page)]
+        assert every == [l1, l6, l2, l3, l7, l4, l8, l5]
+        assert [x.link_id for x in store.iter_current_links(status="rejected", page=page)] == [l3]
+        assert [x.link_id for x in store.iter_current_links(law="mini", page=page)] == [l6, l3, l7, l8]
+    assert [x.link_id for x in store.current_links()] == [l6, l3, l7, l8]
+    assert [x.link_id for x in store.current_links(link_ids=[l1, l8])] == [
+        l1,
+        l8,
+    ]  # asked for: none superseded

@@ -94,6 +94,7 @@ _EXPORTS = {
     "export_links_file": "compliance.app.links",
     "import_reviews": "compliance.app.links",
     "link_detail": "compliance.app.links",
+    "iter_links": "compliance.app.links",
     "list_links": "compliance.app.links",
     "review_links": "compliance.app.links",
     "coverage_report": "compliance.app.reports",

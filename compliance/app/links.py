@@ -10,7 +10,7 @@ these.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ __all__ = [
     "diff_runs",
     "export_links_file",
     "import_reviews",
+    "iter_links",
     "link_detail",
     "list_links",
     "normalise_decision",
@@ -104,13 +105,24 @@ def list_links(store: Store, query: LinkQuery | None = None) -> list[CurrentLink
         NotFoundError: an unknown document.
         ConfigurationError: an unknown status.
     """
+    return list(iter_links(store, query))
+
+
+def iter_links(store: Store, query: LinkQuery | None = None) -> Iterator[CurrentLink]:
+    """:func:`list_links` one link at a time (:meth:`~compliance.store.Store.iter_current_links`: bounded memory
+    however many links match); the query is checked before this returns.
+
+    Raises:
+        NotFoundError: an unknown document.
+        ConfigurationError: an unknown status.
+    """
     from compliance.store.orm import LINK_STATUSES
 
     q = query or LinkQuery()
     bad = [s for s in q.status if s not in LINK_STATUSES]
     if bad:
         raise ConfigurationError(f"unknown status {bad[0]!r}; use one of {', '.join(LINK_STATUSES)}")
-    return store.current_links(
+    return store.iter_current_links(
         document_ids=_document_ids(store, q.document, *q.documents),
         law=q.law,
         provision=q.provision,
@@ -292,12 +304,12 @@ def export_links_file(
     ).lower()
     if fmt not in EXPORT_FORMATS:
         raise ConfigurationError(f"export format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}")
-    links = list_links(store, query)
-    if fmt in ("xlsx", "csv", "json"):
+    if fmt in ("xlsx", "csv", "json"):  # streamed: an export of a large audit stays in bounded memory
         from compliance.reports.link_sheet import write_link_sheet
 
-        n = write_link_sheet(links, out, fmt)
+        n = write_link_sheet(iter_links(store, query), out, fmt)
         return ExportResult(str(out), fmt, n)
+    links = list_links(store, query)
     law_name = (query.law if query else None) or "gdpr"
     law = store.get_law(law_name)
     chosen = [link for link in links if link.law_short_name == law.short_name and link.status != "rejected"]

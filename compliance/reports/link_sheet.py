@@ -13,9 +13,10 @@ reader removes again.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ __all__ = [
     "LINK_COLUMNS",
     "SheetRow",
     "cell",
+    "link_sheet_row",
     "link_sheet_rows",
     "read_review_sheet",
     "uncell",
@@ -109,101 +111,144 @@ def _evidence_summary(link: CurrentLink) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def link_sheet_rows(links: Sequence[CurrentLink]) -> list[dict[str, Any]]:
-    """One row per link, keyed by :data:`LINK_COLUMNS` (decision and comment empty)."""
-    return [
-        {
-            "link_id": link.link_id,
-            "document": link.document_source,
-            "document_version": link.document_version,
-            "paragraph": link.paragraph_ordinal,
-            "page": link.paragraph_page,
-            "heading": " › ".join(link.heading_path),
-            "paragraph_text": link.paragraph_text,
-            "law": link.law_short_name,
-            "provision": link.provision_key,
-            "provision_title": link.provision_title or "",
-            "method": link.method,
-            "model": link.model or "",
-            "run_id": link.run_id,
-            "score": round(link.score, 4),
-            "rank": link.rank,
-            "status": link.status,
-            "reviewer": link.reviewer or "",
-            "reviewed_at": link.reviewed_at.isoformat() if link.reviewed_at else "",
-            "evidence": _evidence_summary(link),
-            "text_sha256": link.text_sha256,
-            "decision": "",
-            "comment": "",
-        }
-        for link in links
-    ]
+def link_sheet_row(link: CurrentLink) -> dict[str, Any]:
+    """A link's row, keyed by :data:`LINK_COLUMNS` (decision and comment empty)."""
+    return {
+        "link_id": link.link_id,
+        "document": link.document_source,
+        "document_version": link.document_version,
+        "paragraph": link.paragraph_ordinal,
+        "page": link.paragraph_page,
+        "heading": " › ".join(link.heading_path),
+        "paragraph_text": link.paragraph_text,
+        "law": link.law_short_name,
+        "provision": link.provision_key,
+        "provision_title": link.provision_title or "",
+        "method": link.method,
+        "model": link.model or "",
+        "run_id": link.run_id,
+        "score": round(link.score, 4),
+        "rank": link.rank,
+        "status": link.status,
+        "reviewer": link.reviewer or "",
+        "reviewed_at": link.reviewed_at.isoformat() if link.reviewed_at else "",
+        "evidence": _evidence_summary(link),
+        "text_sha256": link.text_sha256,
+        "decision": "",
+        "comment": "",
+    }
 
 
-def write_link_sheet(links: Sequence[CurrentLink], out: Path, fmt: str | None = None) -> int:
-    """Write the review spreadsheet to ``out`` as ``xlsx``, ``csv`` or ``json`` (default: from the suffix).
-    Returns the number of link rows.
+def link_sheet_rows(links: Iterable[CurrentLink]) -> list[dict[str, Any]]:
+    """One row per link (:func:`link_sheet_row`)."""
+    return [link_sheet_row(link) for link in links]
+
+
+def write_link_sheet(links: Iterable[CurrentLink], out: Path, fmt: str | None = None) -> int:
+    """Write the review spreadsheet to ``out`` as ``xlsx``, ``csv`` or ``json`` (default: from the suffix), one
+    link at a time: ``links`` may be an iterator (:meth:`~compliance.store.Store.iter_current_links`), and the
+    memory used does not grow with the number of links (the XLSX workbook is written in openpyxl's write-only
+    mode); the file appears complete or not at all. Returns the number of link rows.
 
     Raises:
         ConfigurationError: another format.
     """
     fmt = (fmt or out.suffix.lstrip(".")).lower()
-    rows = link_sheet_rows(links)
-    if fmt == "json":
-        data = [{**r, "evidence_detail": link.evidence} for r, link in zip(rows, links, strict=True)]
-        out.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    elif fmt == "csv":
-        with out.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(LINK_COLUMNS)
-            for r in rows:
-                writer.writerow([cell(r[c]) for c in LINK_COLUMNS])
-    elif fmt == "xlsx":
-        _write_xlsx(rows, out)
-    else:
+    writers = {"json": _write_json, "csv": _write_csv, "xlsx": _write_xlsx}
+    if fmt not in writers:
         raise ConfigurationError(f"export format must be xlsx, csv or json, not {fmt!r}")
-    return len(rows)
+    # written beside ``out`` and moved over it when complete: a read that fails half-way leaves no half file
+    part = out.with_name(out.name + ".part")
+    try:
+        n = writers[fmt](links, part)
+        part.replace(out)
+    finally:
+        part.unlink(missing_ok=True)
+    return n
 
 
-def _write_xlsx(rows: list[dict[str, Any]], out: Path) -> None:
+def _write_csv(links: Iterable[CurrentLink], out: Path) -> int:
+    n = 0
+    with out.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(LINK_COLUMNS)
+        for link in links:
+            r = link_sheet_row(link)
+            writer.writerow([cell(r[c]) for c in LINK_COLUMNS])
+            n += 1
+    return n
+
+
+def _write_json(links: Iterable[CurrentLink], out: Path) -> int:
+    """The rows with the full evidence as one JSON array, indented as ``json.dumps(rows, indent=2)`` would
+    write it, item by item."""
+    n = 0
+    with out.open("w", encoding="utf-8") as fh:
+        for link in links:
+            item = json.dumps(
+                {**link_sheet_row(link), "evidence_detail": link.evidence},
+                indent=2,
+                ensure_ascii=False,
+                default=str,
+            )
+            fh.write("[\n" if n == 0 else ",\n")
+            fh.write("\n".join("  " + line for line in item.split("\n")))
+            n += 1
+        fh.write("\n]\n" if n else "[]\n")
+    return n
+
+
+def _write_xlsx(links: Iterable[CurrentLink], out: Path) -> int:
     from openpyxl import Workbook
+    from openpyxl.cell import WriteOnlyCell
     from openpyxl.styles import Alignment, Font, PatternFill
+    from openpyxl.utils import get_column_letter
     from openpyxl.worksheet.datavalidation import DataValidation
 
-    wb = Workbook()
+    wb = Workbook(write_only=True)
     mark_export(wb)
-    ws = wb.active
-    assert ws is not None
-    ws.title = "links"
-    ws.append([cell(c) for c in LINK_COLUMNS])
-    for r in rows:
-        ws.append([cell(r[c]) for c in LINK_COLUMNS])
+    ws = wb.create_sheet("links")
+    widths = {"paragraph_text": 80, "document": 36, "provision_title": 36, "evidence": 40, "comment": 30}
+    for i, name in enumerate(LINK_COLUMNS, start=1):
+        ws.column_dimensions[get_column_letter(i)].width = widths.get(name, 14)
+    ws.freeze_panes = "B2"
     bold = Font(bold=True)
     fill = PatternFill("solid", fgColor="FFF2CC")
-    for i, name in enumerate(LINK_COLUMNS, start=1):
-        head = ws.cell(row=1, column=i)
+    header = []
+    for name in LINK_COLUMNS:
+        head = WriteOnlyCell(ws, value=cell(name))
         head.font = bold
         if name in ("decision", "comment"):
             head.fill = fill
-    widths = {"paragraph_text": 80, "document": 36, "provision_title": 36, "evidence": 40, "comment": 30}
-    from openpyxl.utils import get_column_letter
-
-    for i, name in enumerate(LINK_COLUMNS, start=1):
-        ws.column_dimensions[get_column_letter(i)].width = widths.get(name, 14)
+        header.append(head)
+    ws.append(header)
     wrap = Alignment(wrap_text=True, vertical="top")
-    text_col = LINK_COLUMNS.index("paragraph_text") + 1
-    for row in ws.iter_rows(min_row=2, min_col=text_col, max_col=text_col):
-        for c in row:
-            c.alignment = wrap
+    text_col = LINK_COLUMNS.index("paragraph_text")
+    n = 0
+    try:
+        for link in links:
+            r = link_sheet_row(link)
+            values: list[Any] = [cell(r[c]) for c in LINK_COLUMNS]
+            text = WriteOnlyCell(ws, value=values[text_col])
+            text.alignment = wrap
+            values[text_col] = text
+            ws.append(values)
+            n += 1
+    except BaseException:
+        # the write-only sheet streams into a temporary file that only saving closes and removes; the caller
+        # deletes what is saved here
+        with contextlib.suppress(Exception):
+            wb.save(out)
+        raise
     decision_col = get_column_letter(LINK_COLUMNS.index("decision") + 1)
     dv = DataValidation(type="list", formula1='"accept,reject,needs-review,reopen"', allow_blank=True)
     dv.error = "Use accept, reject, needs-review or reopen (or leave empty: no change)."
-    ws.add_data_validation(dv)
-    if rows:
-        dv.add(f"{decision_col}2:{decision_col}{len(rows) + 1}")
-    ws.freeze_panes = "B2"
-    ws.auto_filter.ref = ws.dimensions
+    if n:
+        dv.add(f"{decision_col}2:{decision_col}{n + 1}")
+    ws.data_validations.append(dv)
+    ws.auto_filter.ref = f"A1:{get_column_letter(len(LINK_COLUMNS))}{n + 1}"
     help_ws = wb.create_sheet("how to review")
+    help_ws.column_dimensions["A"].width = 120
     for line in (
         "Fill in the 'decision' column: accept, reject, needs-review or reopen; leave it empty for no change.",
         "Optionally explain in 'comment'. Do not edit link_id or text_sha256: they tie each row to the database.",
@@ -212,8 +257,8 @@ def _write_xlsx(rows: list[dict[str, Any]], out: Path) -> None:
         "and nothing of the file is applied until every row is valid.",
     ):
         help_ws.append([cell(line)])
-    help_ws.column_dimensions["A"].width = 120
     wb.save(out)
+    return n
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ Links and reviews stay append-only: nothing here updates or deletes a row.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -150,6 +150,43 @@ class LinkHistoryMixin(StoreBase):
             link_ids: only these links.
             current_only: False: also superseded links (old document versions, earlier runs).
         """
+        return list(
+            self.iter_current_links(
+                document_ids=document_ids,
+                law=law,
+                provision=provision,
+                status=status,
+                min_score=min_score,
+                max_score=max_score,
+                model=model,
+                run_id=run_id,
+                method=method,
+                link_ids=link_ids,
+                current_only=current_only,
+            )
+        )
+
+    def iter_current_links(
+        self,
+        *,
+        document_ids: Sequence[int] | None = None,
+        law: str | None = None,
+        provision: str | None = None,
+        status: str | Sequence[str] | None = None,
+        min_score: float | None = None,
+        max_score: float | None = None,
+        model: str | None = None,
+        run_id: int | None = None,
+        method: str | None = None,
+        link_ids: Sequence[int] | None = None,
+        current_only: bool = True,
+        page: int = 1000,
+    ) -> Iterator[CurrentLink]:
+        """:meth:`current_links` one link at a time, in the same order, holding one paragraph's links and a page
+        of ``page`` rows of the query at once (an export of a whole audit's links stays in bounded memory however
+        many there are). The database reads the links in document and paragraph order; one paragraph's links
+        (every version's at that position, when ``current_only`` is False) are then filtered and sorted as
+        :meth:`current_links` documents. The session stays open until the iterator is exhausted or closed."""
         from sqlalchemy import or_, select
 
         from compliance.store.orm import (
@@ -191,12 +228,33 @@ class LinkHistoryMixin(StoreBase):
             stmt = stmt.where(LinkRow.method == method)
         if link_ids is not None:
             stmt = stmt.where(LinkRow.id.in_(list(link_ids)))
-        rows = []
+        stmt = stmt.order_by(Document.id, ParagraphRow.ordinal).execution_options(yield_per=page)
+        statuses = {status} if isinstance(status, str) else set(status) if status is not None else None
+        drop_superseded = current_only and link_ids is None
+
+        def finished(group: list[CurrentLink]) -> list[CurrentLink]:
+            kept = _drop_superseded(group) if drop_superseded else group
+            out = [
+                r
+                for r in kept
+                if (statuses is None or r.status in statuses)
+                and (min_score is None or r.score >= min_score)
+                and (max_score is None or r.score < max_score)
+                and (model is None or (r.model or "").startswith(model))
+            ]
+            out.sort(key=lambda r: (r.law_short_name, r.rank or 10**6, r.link_id))
+            return out
+
+        group: list[CurrentLink] = []
+        at: tuple[int, int] | None = None
         with self.session() as s:
             for link, run_kind, run_model, para, version, doc, prov, law_row, review in s.execute(stmt):
+                if (doc.id, para.ordinal) != at:
+                    yield from finished(group)
+                    group, at = [], (doc.id, para.ordinal)
                 evidence = dict(link.evidence or {})
                 identity = evidence.get("model") or (run_model or {}).get("identity")
-                rows.append(
+                group.append(
                     CurrentLink(
                         link_id=link.id,
                         run_id=link.run_id,
@@ -233,21 +291,7 @@ class LinkHistoryMixin(StoreBase):
                         evidence=evidence,
                     )
                 )
-        if current_only and link_ids is None:
-            rows = _drop_superseded(rows)
-        statuses = {status} if isinstance(status, str) else set(status) if status is not None else None
-        out = [
-            r
-            for r in rows
-            if (statuses is None or r.status in statuses)
-            and (min_score is None or r.score >= min_score)
-            and (max_score is None or r.score < max_score)
-            and (model is None or (r.model or "").startswith(model))
-        ]
-        out.sort(
-            key=lambda r: (r.document_id, r.paragraph_ordinal, r.law_short_name, r.rank or 10**6, r.link_id)
-        )
-        return out
+            yield from finished(group)
 
     def add_reviews(self, reviews: Iterable[NewReview], *, actor: str | None = None) -> list[ReviewRecord]:
         """Record several decisions in one transaction: all of them or none.
