@@ -257,3 +257,12 @@ def test_coverage_model() -> None:
     assert d["chapters"] == [
         {"key": "—", "title": "—", "articles": 5, "covered": 2, "suggested": 1, "share": 0.4}
     ]
+    # read once, link by link (the store streams them): the same report from one-pass iterators
+    streamed = build_coverage(
+        mini_gdpr(),
+        iter([*LINKS, link(5, "art:17", "rejected", 0.3, doc=1, para=2)]),
+        [(1, "policies/doc1.docx", 1), (2, "policies/doc2.docx", 1)],
+        other_links=iter(()),
+        generated_at=NOW,
+    )
+    assert streamed.to_dict() == d

@@ -47,11 +47,12 @@ def coverage_report(
     else:
         docs = store.list_documents()
     ids = [d.id for d in docs]
-    links = store.current_links(document_ids=ids, law=record.identifier) if ids else []
+    # read link by link: a large audit's links are never held at once
+    links = store.iter_current_links(document_ids=ids, law=record.identifier) if ids else iter(())
     others = (
-        [x for x in store.current_links(document_ids=ids) if x.law_identifier != record.identifier]
+        (x for x in store.iter_current_links(document_ids=ids) if x.law_identifier != record.identifier)
         if ids
-        else []
+        else iter(())
     )
     return build_coverage(
         law_obj,

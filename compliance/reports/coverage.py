@@ -16,7 +16,7 @@ marked as such). Coverage per chapter is the share of its articles that are cove
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -179,27 +179,32 @@ def _cell_state(statuses: Sequence[str]) -> str:
 
 def build_coverage(
     law: Law,
-    links: Sequence[CurrentLink],
+    links: Iterable[CurrentLink],
     documents: Sequence[tuple[int, str, int]],
     *,
-    other_links: Sequence[CurrentLink] = (),
+    other_links: Iterable[CurrentLink] = (),
     generated_at: datetime | None = None,
     law_version: int = 1,
 ) -> CoverageReport:
     """The coverage report of ``law`` over ``documents`` (``(id, source, version)``) from their current links to
-    the law (links to other laws only feed the ``other_laws`` counts)."""
+    the law (links to other laws only feed the ``other_laws`` counts). Each iterable is read once, link by link
+    (:meth:`~compliance.store.Store.iter_current_links`): what is kept is the statuses per article and document
+    and the best link per article, not the links."""
     doc_ids = [d[0] for d in documents]
+    wanted = set(doc_ids)
     per_cell: dict[tuple[str, int], list[str]] = {}
     best: dict[str, CurrentLink] = {}
     doc_links: Counter[int] = Counter()
     doc_accepted: Counter[int] = Counter()
+    progress: Counter[str] = Counter()
     for link in links:
         art = _article_key(law, link.provision_key)
-        if art is None or link.document_id not in doc_ids:
+        if art is None or link.document_id not in wanted:
             continue
         per_cell.setdefault((art, link.document_id), []).append(link.status)
         doc_links[link.document_id] += 1
         doc_accepted[link.document_id] += link.status == "accepted"
+        progress[link.status] += 1
         if link.status != "rejected":
             cur = best.get(art)
             rank = (link.status == "accepted", link.score)
@@ -257,10 +262,7 @@ def build_coverage(
         )
         for name, group in chapters.items()
     ]
-    progress = Counter(
-        link.status for link in links if link.document_id in doc_ids and _article_key(law, link.provision_key)
-    )
-    other = Counter(link.law_short_name for link in other_links if link.document_id in doc_ids)
+    other = Counter(link.law_short_name for link in other_links if link.document_id in wanted)
     return CoverageReport(
         law=law.short_name,
         law_title=law.title,
