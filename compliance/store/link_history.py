@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from compliance.errors import NotFoundError, StoreError
 from compliance.store.base import StoreBase, _chunks, latest_review_subquery
@@ -28,10 +28,26 @@ from compliance.store.records import ReviewRecord, _Record, to_jsonable
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-__all__ = ["MANUAL_METHOD", "CurrentLink", "LinkHistoryMixin", "NewReview", "text_digest"]
+__all__ = ["MANUAL_METHOD", "CurrentLink", "LinkFilters", "LinkHistoryMixin", "NewReview", "text_digest"]
 
 #: the method of links a reviewer added by hand
 MANUAL_METHOD = "manual"
+
+
+class LinkFilters(TypedDict, total=False):
+    """The filters of :meth:`LinkHistoryMixin.current_links` and :meth:`LinkHistoryMixin.iter_current_links`."""
+
+    document_ids: Sequence[int] | None
+    law: str | None
+    provision: str | None
+    status: str | Sequence[str] | None
+    min_score: float | None
+    max_score: float | None
+    model: str | None
+    run_id: int | None
+    method: str | None
+    link_ids: Sequence[int] | None
+    current_only: bool
 
 
 def text_digest(text: str) -> str:
@@ -120,21 +136,7 @@ class CurrentLink(_Record):
 class LinkHistoryMixin(StoreBase):
     """Current links, batches of reviews, manual links."""
 
-    def current_links(
-        self,
-        *,
-        document_ids: Sequence[int] | None = None,
-        law: str | None = None,
-        provision: str | None = None,
-        status: str | Sequence[str] | None = None,
-        min_score: float | None = None,
-        max_score: float | None = None,
-        model: str | None = None,
-        run_id: int | None = None,
-        method: str | None = None,
-        link_ids: Sequence[int] | None = None,
-        current_only: bool = True,
-    ) -> list[CurrentLink]:
+    def current_links(self, **filters: Unpack[LinkFilters]) -> list[CurrentLink]:
         """Links with their current status, filtered; ordered by document, paragraph, law, rank.
 
         Args:
@@ -150,37 +152,10 @@ class LinkHistoryMixin(StoreBase):
             link_ids: only these links.
             current_only: False: also superseded links (old document versions, earlier runs).
         """
-        return list(
-            self.iter_current_links(
-                document_ids=document_ids,
-                law=law,
-                provision=provision,
-                status=status,
-                min_score=min_score,
-                max_score=max_score,
-                model=model,
-                run_id=run_id,
-                method=method,
-                link_ids=link_ids,
-                current_only=current_only,
-            )
-        )
+        return list(self.iter_current_links(**filters))
 
     def iter_current_links(
-        self,
-        *,
-        document_ids: Sequence[int] | None = None,
-        law: str | None = None,
-        provision: str | None = None,
-        status: str | Sequence[str] | None = None,
-        min_score: float | None = None,
-        max_score: float | None = None,
-        model: str | None = None,
-        run_id: int | None = None,
-        method: str | None = None,
-        link_ids: Sequence[int] | None = None,
-        current_only: bool = True,
-        page: int = 1000,
+        self, *, page: int = 1000, **filters: Unpack[LinkFilters]
     ) -> Iterator[CurrentLink]:
         """:meth:`current_links` one link at a time, in the same order, holding one paragraph's links and a page
         of ``page`` rows of the query at once (an export of a whole audit's links stays in bounded memory however
@@ -200,6 +175,11 @@ class LinkHistoryMixin(StoreBase):
             RunRow,
         )
 
+        document_ids = filters.get("document_ids")
+        law, provision, status = filters.get("law"), filters.get("provision"), filters.get("status")
+        min_score, max_score = filters.get("min_score"), filters.get("max_score")
+        model, run_id, method = filters.get("model"), filters.get("run_id"), filters.get("method")
+        link_ids, current_only = filters.get("link_ids"), filters.get("current_only", True)
         latest = latest_review_subquery()
         stmt = (
             select(LinkRow, RunRow.kind, RunRow.model, ParagraphRow, DocumentVersion.version, Document)
