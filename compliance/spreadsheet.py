@@ -12,7 +12,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["EXPORT_KEYWORD", "FORMULA_PREFIXES", "mark_export", "safe_cell", "safe_row"]
+__all__ = [
+    "EXPORT_KEYWORD",
+    "FORMULA_PREFIXES",
+    "XLSX_CELL_CHARS",
+    "mark_export",
+    "safe_cell",
+    "safe_row",
+    "xlsx_cell",
+]
 
 #: the keyword every workbook this tool exports carries in its document properties: a folder audit recognises its
 #: own output by it and passes over it (:func:`compliance.connectors.sheet_reader.own_export`)
@@ -49,6 +57,22 @@ def safe_cell(value: Any) -> Any:
     if value.lstrip(" ").startswith(FORMULA_PREFIXES):
         return "'" + value
     return value
+
+
+#: the most characters a cell of an XLSX workbook holds (Excel's specification and LibreOffice's limit): a longer
+#: text makes Excel report the file as damaged and drop the cell's content
+XLSX_CELL_CHARS = 32_767
+
+
+def xlsx_cell(value: Any) -> Any:
+    """:func:`safe_cell`, and a text longer than an XLSX cell holds cut to fit with a note that says so and how
+    long it was (the review import ties a row to its paragraph by ``text_sha256``, never by this text; the JSON
+    export keeps it whole)."""
+    value = safe_cell(value)
+    if not isinstance(value, str) or len(value) <= XLSX_CELL_CHARS:
+        return value
+    note = f" … [cut to fit a spreadsheet cell: {len(value):,} characters in all]"
+    return value[: XLSX_CELL_CHARS - len(note)] + note
 
 
 def safe_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -220,6 +220,37 @@ def test_the_review_sheet_is_written_from_an_iterator_whole_or_not_at_all(tmp_pa
         assert not fresh.exists() and not (tmp_path / f"fresh.{suffix}.part").exists()
 
 
+def test_a_text_longer_than_a_spreadsheet_cell_is_cut_to_fit_in_xlsx_only(tmp_path: Path) -> None:
+    """Excel reports a workbook with a cell over 32,767 characters as damaged and drops the text: the XLSX
+    exports cut it to fit and say how long it was; CSV and JSON keep it whole; the filled-in sheet still imports
+    (rows are tied to their paragraph by ``text_sha256``)."""
+    from openpyxl import load_workbook
+
+    from compliance.reports.workbook import write_coverage_xlsx
+    from compliance.spreadsheet import XLSX_CELL_CHARS, xlsx_cell
+
+    long_text = "Access to production systems is reviewed every quarter. " * 1000  # 56,000 characters
+    links = [link(1, "art:32", "accepted", 0.9, text=long_text)]
+    write_link_sheet(links, tmp_path / "long.xlsx")
+    write_link_sheet(links, tmp_path / "long.csv")
+    ws = load_workbook(tmp_path / "long.xlsx")["links"]
+    text = ws.cell(row=2, column=7).value
+    assert isinstance(text, str) and len(text) == XLSX_CELL_CHARS
+    assert text.startswith(long_text[:1000]) and text.endswith("56,000 characters in all]")
+    [row] = read_review_sheet(tmp_path / "long.csv")
+    assert row.values["paragraph_text"] == long_text
+    [row] = read_review_sheet(tmp_path / "long.xlsx")
+    assert row.values["text_sha256"] == text_digest(long_text)
+    assert xlsx_cell("=" + "x" * 40_000).startswith("'=") and len(xlsx_cell("y" * 40_000)) == XLSX_CELL_CHARS
+    assert xlsx_cell("short") == "short" and xlsx_cell(3) == 3
+    from compliance.reports.coverage import build_coverage
+
+    report = build_coverage(mini_gdpr(), links, [(1, "policies/doc1.docx", 1)], generated_at=NOW)
+    write_coverage_xlsx(report, tmp_path / "coverage.xlsx")
+    cells = [c.value for r in load_workbook(tmp_path / "coverage.xlsx")["evidence"].iter_rows() for c in r]
+    assert any(isinstance(v, str) and len(v) == XLSX_CELL_CHARS for v in cells)
+
+
 def test_coverage_model() -> None:
     from compliance.reports.coverage import build_coverage
 

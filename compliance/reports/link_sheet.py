@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance.errors import ConfigurationError
-from compliance.spreadsheet import FORMULA_PREFIXES, mark_export, safe_cell
+from compliance.spreadsheet import FORMULA_PREFIXES, mark_export, safe_cell, xlsx_cell
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.store.link_history import CurrentLink
@@ -216,7 +216,7 @@ def _write_xlsx(links: Iterable[CurrentLink], out: Path) -> int:
     fill = PatternFill("solid", fgColor="FFF2CC")
     header = []
     for name in LINK_COLUMNS:
-        head = WriteOnlyCell(ws, value=cell(name))
+        head = WriteOnlyCell(ws, value=xlsx_cell(name))
         head.font = bold
         if name in ("decision", "comment"):
             head.fill = fill
@@ -228,7 +228,7 @@ def _write_xlsx(links: Iterable[CurrentLink], out: Path) -> int:
     try:
         for link in links:
             r = link_sheet_row(link)
-            values: list[Any] = [cell(r[c]) for c in LINK_COLUMNS]
+            values: list[Any] = [xlsx_cell(r[c]) for c in LINK_COLUMNS]
             text = WriteOnlyCell(ws, value=values[text_col])
             text.alignment = wrap
             values[text_col] = text
@@ -256,7 +256,7 @@ def _write_xlsx(links: Iterable[CurrentLink], out: Path) -> int:
         "Rows whose paragraph changed since the export, unknown link ids and invalid decisions are refused, "
         "and nothing of the file is applied until every row is valid.",
     ):
-        help_ws.append([cell(line)])
+        help_ws.append([xlsx_cell(line)])
     wb.save(out)
     return n
 

@@ -1,13 +1,14 @@
 """The coverage report as an XLSX workbook, one sheet per view: summary, matrix, chapters, gaps, suggested only,
-evidence, progress. Every value passes :func:`compliance.reports.link_sheet.cell`."""
+evidence, progress. Every value passes :func:`compliance.spreadsheet.xlsx_cell` (no formula; a text cut to what a
+cell holds)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compliance.reports.link_sheet import cell
 from compliance.spreadsheet import mark_export
+from compliance.spreadsheet import xlsx_cell as cell
 
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.reports.coverage import CoverageReport
