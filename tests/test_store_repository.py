@@ -557,7 +557,14 @@ def test_current_links_are_read_one_paragraph_at_a_time_in_order(store: Store) -
         assert [x.link_id for x in store.iter_current_links(status="rejected", page=page)] == [l3]
         assert [x.link_id for x in store.iter_current_links(law="mini", page=page)] == [l6, l3, l7, l8]
     assert [x.link_id for x in store.current_links()] == [l6, l3, l7, l8]
-    assert [x.link_id for x in store.current_links(link_ids=[l1, l8])] == [
-        l1,
-        l8,
-    ]  # asked for: none superseded
+    asked = [x.link_id for x in store.current_links(link_ids=[l1, l8])]
+    assert asked == [l1, l8]  # links asked for by id: none dropped as superseded
+    # a page of the listing reads until it is full (the API's and the CLI's `links list`)
+    from compliance.app.links import LinkQuery, page_links
+    from compliance.errors import ConfigurationError
+
+    assert [x.link_id for x in page_links(store, None, offset=1, limit=2)] == [l3, l7]
+    assert [x.link_id for x in page_links(store, LinkQuery(status=("rejected",)))] == [l3]
+    assert page_links(store, None, offset=10, limit=5) == [] and page_links(store, None, limit=0) == []
+    with pytest.raises(ConfigurationError):
+        page_links(store, None, offset=-1)

@@ -96,6 +96,7 @@ _EXPORTS = {
     "link_detail": "compliance.app.links",
     "iter_links": "compliance.app.links",
     "list_links": "compliance.app.links",
+    "page_links": "compliance.app.links",
     "review_links": "compliance.app.links",
     "coverage_report": "compliance.app.reports",
     "write_report": "compliance.app.reports",

@@ -9,8 +9,10 @@ these.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,7 @@ __all__ = [
     "link_detail",
     "list_links",
     "normalise_decision",
+    "page_links",
     "review_links",
 ]
 
@@ -108,7 +111,25 @@ def list_links(store: Store, query: LinkQuery | None = None) -> list[CurrentLink
     return list(iter_links(store, query))
 
 
-def iter_links(store: Store, query: LinkQuery | None = None) -> Iterator[CurrentLink]:
+def page_links(
+    store: Store, query: LinkQuery | None = None, *, offset: int = 0, limit: int | None = None
+) -> list[CurrentLink]:
+    """The ``limit`` links after the first ``offset`` of :func:`list_links` (all when ``limit`` is None), read
+    until the page is full and no further: the first page of a store with a hundred thousand links reads a few
+    pages of rows, not every link.
+
+    Raises:
+        NotFoundError: an unknown document.
+        ConfigurationError: an unknown status; a negative offset or limit.
+    """
+    if offset < 0 or (limit is not None and limit < 0):
+        raise ConfigurationError(f"offset and limit must not be negative, got {offset} and {limit}")
+    stop = None if limit is None else offset + limit
+    with contextlib.closing(iter_links(store, query)) as links:
+        return list(itertools.islice(links, offset, stop))
+
+
+def iter_links(store: Store, query: LinkQuery | None = None) -> Generator[CurrentLink, None, None]:
     """:func:`list_links` one link at a time (:meth:`~compliance.store.Store.iter_current_links`: bounded memory
     however many links match); the query is checked before this returns.
 

@@ -110,9 +110,9 @@ def links() -> None:
 @json_option
 def list_command(limit: int | None, database_url: str | None, as_json: bool, **filters: Any) -> None:
     """List current links (one line each) with their status."""
-    from compliance.app.links import list_links
+    from compliance.app.links import page_links
 
-    rows = list_links(open_store(database_url), _query(**filters))[:limit]
+    rows = page_links(open_store(database_url), _query(**filters), limit=limit)
     if as_json:
         echo_json([{**r.to_dict(), "article": r.article, "target": r.target} for r in rows])
         return

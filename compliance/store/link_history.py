@@ -16,7 +16,7 @@ Links and reviews stay append-only: nothing here updates or deletes a row.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -156,7 +156,7 @@ class LinkHistoryMixin(StoreBase):
 
     def iter_current_links(
         self, *, page: int = 1000, **filters: Unpack[LinkFilters]
-    ) -> Iterator[CurrentLink]:
+    ) -> Generator[CurrentLink, None, None]:
         """:meth:`current_links` one link at a time, in the same order, holding one paragraph's links and a page
         of ``page`` rows of the query at once (an export of a whole audit's links stays in bounded memory however
         many there are). The database reads the links in document and paragraph order; one paragraph's links

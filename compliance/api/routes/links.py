@@ -88,9 +88,9 @@ def links_list(
 ) -> list[dict[str, Any]]:
     """Current links with their status (by document, paragraph, law, rank), filtered as `compliance links
     list` filters them."""
-    from compliance.app.links import list_links
+    from compliance.app.links import page_links
 
-    return [_link_row(link) for link in list_links(caller.store, query)[offset : offset + limit]]
+    return [_link_row(link) for link in page_links(caller.store, query, offset=offset, limit=limit)]
 
 
 def _export_responses() -> dict[int | str, dict[str, Any]]:
