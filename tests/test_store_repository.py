@@ -568,3 +568,42 @@ def test_current_links_are_read_one_paragraph_at_a_time_in_order(store: Store) -
     assert page_links(store, None, offset=10, limit=5) == [] and page_links(store, None, limit=0) == []
     with pytest.raises(ConfigurationError):
         page_links(store, None, offset=-1)
+
+
+def test_a_review_sheet_is_checked_row_by_row_and_applied_whole(store: Store, tmp_path: Any) -> None:
+    """The import reads the sheet row by row; every row is checked — a link id that is not a number, repeated
+    or unknown is a bad row with or without a decision — and one bad row applies nothing; a good sheet records
+    its decisions and counts the rows without one."""
+    import csv
+
+    from compliance.app.links import import_reviews
+    from compliance.errors import ReviewImportError
+
+    run_id, paras, ids = _linked(store)
+    store.add_links(
+        run_id,
+        [
+            NewLink(paras[0], ids["art:2"], "classifier", 0.9, rank=1),
+            NewLink(paras[1], ids["art:1"], "x", 0.4),
+        ],
+    )
+    first, second = (x.link_id for x in store.current_links())
+
+    def sheet(name: str, rows: list[tuple[Any, str]]) -> Any:
+        path = tmp_path / name
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["link_id", "decision", "comment"])
+            for link_id, decision in rows:
+                writer.writerow([link_id, decision, ""])
+        return path
+
+    bad = sheet("bad.csv", [(first, "accept"), (first, ""), ("x", ""), (999_999, ""), (second, "")])
+    with pytest.raises(ReviewImportError) as caught:
+        import_reviews(store, bad, "carol")
+    assert [(row, link) for row, link, _ in caught.value.problems] == [(3, first), (4, None), (5, 999_999)]
+    assert "appears again (first on row 2)" in caught.value.problems[0][2]
+    assert count(store, ReviewRow) == 0
+    good = import_reviews(store, sheet("good.csv", [(first, "accept"), (second, "")]), "carol")
+    assert (good.rows, good.applied, good.empty, good.decisions) == (2, 1, 1, {"accepted": 1})
+    assert store.get_link(first).status == "accepted" and store.get_link(second).status == "proposed"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from compliance.errors import ConfigurationError, NotFoundError, ReviewImportError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from compliance.reports.link_sheet import SheetRow
     from compliance.store import Store
     from compliance.store.link_history import CurrentLink
     from compliance.store.records import ReviewRecord
@@ -394,14 +395,26 @@ def import_reviews(store: Store, path: Path, reviewer: str, *, source: str = "im
         ConfigurationError: the file cannot be read or lacks the ``link_id``/``decision`` columns.
         ReviewImportError: bad rows (nothing applied).
     """
-    from compliance.reports.link_sheet import DECISION_VALUES, read_review_sheet
+    from compliance.reports.link_sheet import DECISION_VALUES, iter_review_sheet
     from compliance.store.link_history import NewReview
 
     if not reviewer or not reviewer.strip():
         raise ConfigurationError("an import needs the reviewer's name (--reviewer)")
-    rows = read_review_sheet(path)
-    ids = [i for r in rows if (i := _int_or_none(r.values.get("link_id"))) is not None]
-    known = {c.link_id: c for c in store.current_links(link_ids=ids, current_only=False)} if ids else {}
+    # read row by row: a row without a decision keeps only its number and link id, so a sheet of every link of
+    # a large audit with a few decisions filled in is not held whole (nor is every link it names)
+    entries: list[tuple[int, Any, int | None, SheetRow | None]] = []
+    for r in iter_review_sheet(path):
+        raw_decision = r.values.get("decision")
+        decided = raw_decision is not None and bool(str(raw_decision).strip())
+        raw_id = r.values.get("link_id")
+        entries.append((r.row, raw_id, _int_or_none(raw_id), r if decided else None))
+    stored = store.existing_link_ids(i for _, _, i, _ in entries if i is not None)
+    decided_ids = [i for _, _, i, r in entries if r is not None and i is not None]
+    known = (
+        {c.link_id: c for c in store.current_links(link_ids=decided_ids, current_only=False)}
+        if decided_ids
+        else {}
+    )
     current: set[int] = set()
     for doc_id in {c.document_id for c in known.values()}:
         current.update(c.link_id for c in store.current_links(document_ids=[doc_id]))
@@ -409,25 +422,22 @@ def import_reviews(store: Store, path: Path, reviewer: str, *, source: str = "im
     todo: list[NewReview] = []
     seen: dict[int, int] = {}
     unchanged = empty = 0
-    for r in rows:
-        raw_id = r.values.get("link_id")
-        link_id = _int_or_none(raw_id)
+    for row, raw_id, link_id, sheet_row in entries:
         if link_id is None:
-            problems.append((r.row, None, f"link_id {raw_id!r} is not a link number"))
+            problems.append((row, None, f"link_id {raw_id!r} is not a link number"))
             continue
         if link_id in seen:
-            problems.append((r.row, link_id, f"link {link_id} appears again (first on row {seen[link_id]})"))
+            problems.append((row, link_id, f"link {link_id} appears again (first on row {seen[link_id]})"))
             continue
-        seen[link_id] = r.row
-        link = known.get(link_id)
-        if link is None:
-            problems.append((r.row, link_id, f"unknown link id {link_id}"))
+        seen[link_id] = row
+        if link_id not in stored:
+            problems.append((row, link_id, f"unknown link id {link_id}"))
             continue
-        raw_decision = r.values.get("decision")
-        text = "" if raw_decision is None else str(raw_decision).strip()
-        if not text:
+        if sheet_row is None:
             empty += 1
             continue
+        r, link = sheet_row, known[link_id]
+        text = str(r.values.get("decision")).strip()
         decision = DECISION_VALUES.get(text.lower())
         if decision is None:
             problems.append(
@@ -482,7 +492,7 @@ def import_reviews(store: Store, path: Path, reviewer: str, *, source: str = "im
     recorded = store.add_reviews(todo) if todo else []
     return ImportResult(
         path=str(path),
-        rows=len(rows),
+        rows=len(entries),
         applied=len(recorded),
         unchanged=unchanged,
         empty=empty,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ __all__ = [
     "LINK_COLUMNS",
     "SheetRow",
     "cell",
+    "iter_review_sheet",
     "link_sheet_row",
     "link_sheet_rows",
     "read_review_sheet",
@@ -275,35 +276,48 @@ def read_review_sheet(path: Path) -> list[SheetRow]:
     Raises:
         ConfigurationError: not XLSX/CSV, unreadable, or without the ``link_id`` and ``decision`` columns.
     """
-    suffix = path.suffix.lower()
-    raw: list[list[Any]]
-    if suffix == ".xlsx":
-        try:
-            from openpyxl import load_workbook
+    return list(iter_review_sheet(path))
 
-            wb = load_workbook(path, read_only=True, data_only=True)
-        except Exception as e:  # openpyxl raises many kinds for a bad file
-            raise ConfigurationError(f"{path}: not a readable XLSX file: {e}") from e
-        ws = wb["links"] if "links" in wb.sheetnames else wb.worksheets[0]
-        raw = [list(r) for r in ws.iter_rows(values_only=True)]
-        wb.close()
-    elif suffix == ".csv":
-        try:
-            with path.open(newline="", encoding="utf-8-sig") as fh:
-                raw = [list(r) for r in csv.reader(fh)]
-        except (OSError, UnicodeDecodeError, csv.Error) as e:
-            raise ConfigurationError(f"{path}: not a readable CSV file: {e}") from e
-    else:
+
+def iter_review_sheet(path: Path) -> Iterator[SheetRow]:
+    """:func:`read_review_sheet` one row at a time (the file is read as it goes: a sheet of every link of a large
+    audit is not held whole); empty rows are passed over. The errors are raised at the first row asked for.
+
+    Raises:
+        ConfigurationError: not XLSX/CSV, unreadable, or without the ``link_id`` and ``decision`` columns.
+    """
+    suffix = path.suffix.lower()
+    if suffix not in (".xlsx", ".csv"):
         raise ConfigurationError(f"{path}: import an .xlsx or .csv review file")
-    if not raw:
-        raise ConfigurationError(f"{path}: the file is empty")
-    header = [str(uncell(h)).strip().lower() if h is not None else "" for h in raw[0]]
-    for needed in ("link_id", "decision"):
-        if needed not in header:
-            raise ConfigurationError(f"{path}: no {needed!r} column in the first row")
-    rows: list[SheetRow] = []
-    for n, values in enumerate(raw[1:], start=2):
-        if all(v is None or (isinstance(v, str) and not v.strip()) for v in values):
-            continue
-        rows.append(SheetRow(n, {h: uncell(v) for h, v in zip(header, values, strict=False) if h}))
-    return rows
+    with contextlib.ExitStack() as stack:
+        raw: Iterator[Sequence[Any]]
+        if suffix == ".xlsx":
+            try:
+                from openpyxl import load_workbook
+
+                wb = load_workbook(path, read_only=True, data_only=True)
+            except Exception as e:  # openpyxl raises many kinds for a bad file
+                raise ConfigurationError(f"{path}: not a readable XLSX file: {e}") from e
+            stack.callback(wb.close)
+            ws = wb["links"] if "links" in wb.sheetnames else wb.worksheets[0]
+            raw = ws.iter_rows(values_only=True)
+        else:
+            try:
+                fh = stack.enter_context(path.open(newline="", encoding="utf-8-sig"))
+            except OSError as e:
+                raise ConfigurationError(f"{path}: not a readable CSV file: {e}") from e
+            raw = csv.reader(fh)
+        try:
+            first = next(raw, None)
+            if first is None:
+                raise ConfigurationError(f"{path}: the file is empty")
+            header = [str(uncell(h)).strip().lower() if h is not None else "" for h in first]
+            for needed in ("link_id", "decision"):
+                if needed not in header:
+                    raise ConfigurationError(f"{path}: no {needed!r} column in the first row")
+            for n, values in enumerate(raw, start=2):
+                if all(v is None or (isinstance(v, str) and not v.strip()) for v in values):
+                    continue
+                yield SheetRow(n, {h: uncell(v) for h, v in zip(header, values, strict=False) if h})
+        except (UnicodeDecodeError, csv.Error) as e:
+            raise ConfigurationError(f"{path}: not a readable CSV file: {e}") from e
