@@ -17,8 +17,8 @@ phrase before the modal, after the clause's last comma, judged by its head (the 
 "the competent authorities referred to in …"); where a public body "shall ensure that" or "shall require"
 something, the duty passes to what follows; in the passive, to the agent ("shall be provided by the competent
 authority"), and a passive without one ("All stakeholders shall be provided access …") has no holder unless its
-subject is a public body; ", and shall …" and "… a report and shall …" keep the clause before's subject, and so does a subject that points back
-("Such scanning shall …"); a pronoun after a condition points back to the condition's subject ("Where the
+subject is a public body; ", and shall …" and "… a report and shall …" keep the clause before's subject, and so
+does a subject that points back ("Such scanning shall …"); a pronoun after a condition points back to the condition's subject ("Where the
 competent authorities become aware …, they shall …"). :func:`addresses_public_bodies` is true when the first such
 clause's holder is a public body and public bodies hold most of them. A provision with no modal clause (a point of
 a list, a definition) is judged by the text that introduces it (:func:`provision_duty_text`).
@@ -262,8 +262,7 @@ def duty_holders(text: str, bodies: tuple[str, ...] = ()) -> list[tuple[str, boo
     from the one before ("…, and shall include", "ENISA shall adopt … a report … and shall present it") has that
     clause's subject, read again with the new verb (where the one before passed its duty on, the new verb need not:
     "Member States shall ensure that such fees are … and shall take into account …"); when the clause before had
-    no holder, the last holder; where a public body "shall ensure
-    that" or "shall require" something, the holder is what follows (up to five words, before any comma: "shall
+    no holder, the last holder; where a public body "shall ensure that" or "shall require" something, the holder is what follows (up to five words, before any comma: "shall
     ensure that, when considering …, those entities take …" cannot be read and is not taken for a public body); in
     the passive, the agent ("… shall be provided by the competent authority"); a subject that points back to what
     an earlier clause spoke of ("Such scanning shall …", "Those implementing acts shall …", "…, which shall …")
@@ -279,9 +278,8 @@ def duty_holders(text: str, bodies: tuple[str, ...] = ()) -> list[tuple[str, boo
             continue
         if written and (_CONTINUES.match(subject) or _COORDINATED.search(subject)):
             subject = written  # "…, and shall ensure that …", "X shall adopt a report and shall …": X's again
-        elif _CONTINUES.match(
-            subject
-        ):  # the clause before had no holder ("They shall be based on …, and shall")
+        elif _CONTINUES.match(subject):
+            # the clause before had no holder ("They shall be based on …, and shall"): the last holder
             if out:
                 out.append(out[-1])
             continue

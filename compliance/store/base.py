@@ -5,7 +5,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -324,16 +324,22 @@ class StoreBase:
                 for r in s.scalars(stmt)
             ]
 
-    def _check_ids(self, s: Session, what: str, ids: set[int]) -> None:
+    def _existing_ids(self, s: Session, what: str, ids: Iterable[int]) -> set[int]:
+        """Which of ``ids`` are stored rows of ``what`` (paragraph, provision, law, link), read in chunks."""
         from sqlalchemy import select
 
-        from compliance.store.orm import LawRow, ParagraphRow, ProvisionRow
+        from compliance.store.orm import LawRow, LinkRow, ParagraphRow, ProvisionRow
 
-        model: Any = {"paragraph": ParagraphRow, "provision": ProvisionRow, "law": LawRow}[what]
+        model: Any = {"paragraph": ParagraphRow, "provision": ProvisionRow, "law": LawRow, "link": LinkRow}[
+            what
+        ]
         found: set[int] = set()
-        ordered = sorted(ids)
-        for chunk in _chunks(ordered):
+        for chunk in _chunks(sorted(set(ids))):
             found.update(s.scalars(select(model.id).where(model.id.in_(chunk))))
-        missing = [i for i in ordered if i not in found]
+        return found
+
+    def _check_ids(self, s: Session, what: str, ids: set[int]) -> None:
+        found = self._existing_ids(s, what, ids)
+        missing = [i for i in sorted(ids) if i not in found]
         if missing:
             raise StoreError(f"unknown {what} ids {missing[:10]}")

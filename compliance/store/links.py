@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from compliance.errors import NotFoundError, StoreError
-from compliance.store.base import StoreBase, _chunks, latest_review_subquery
+from compliance.store.base import StoreBase, latest_review_subquery
 from compliance.store.records import LinkRecord, NewLink, ReviewRecord, to_jsonable
 
 if TYPE_CHECKING:
@@ -184,15 +184,8 @@ class LinksMixin(StoreBase):
 
     def existing_link_ids(self, link_ids: Iterable[int]) -> set[int]:
         """Which of ``link_ids`` are stored links (of any run or document version): ids only, in chunks."""
-        from sqlalchemy import select
-
-        from compliance.store.orm import LinkRow
-
-        found: set[int] = set()
         with self.session() as s:
-            for chunk in _chunks(sorted(set(link_ids))):
-                found.update(s.scalars(select(LinkRow.id).where(LinkRow.id.in_(chunk))))
-        return found
+            return self._existing_ids(s, "link", link_ids)
 
     def export_links(self, run_id: int | None = None) -> list[dict[str, Any]]:
         """Flat rows for reports (CSV/JSON), one per link of ``run_id`` (every run when ``None``).
