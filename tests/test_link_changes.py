@@ -119,6 +119,60 @@ def test_rescore_carries_decisions_and_flags_weakened_links(
     assert {c["provision"] for c in diff["lost"]} >= {lost_rejected.provision_key}
 
 
+def test_rescore_and_diff_hold_link_states_not_whole_links(
+    store: Any, classifier: Any, policy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rescore and a run diff read the links one at a time and keep what they compare (LinkState: no texts, no
+    evidence); only an accepted link the new model no longer proposes is read whole again. The diff is the same
+    from whole links, from a generator of them and from their states."""
+    from compliance.app.links import LinkState, diff_links, diff_runs, link_states
+    from compliance.app.rescore import rescore_documents
+
+    store.save_law(mini_gdpr())
+    first = audit_documents(
+        store, [policy], classifier, config=ClassifierLinkConfig(top_k=3, review_band=(0.0, 0.5))
+    )
+    links = by_rank(store, first.run_id)
+    lost_accepted = links[(3, 3)]
+    review_links(store, [lost_accepted.link_id], "accept", "alice")
+    whole_reads: list[dict[str, Any]] = []
+    read_whole = store.current_links
+
+    def counted(**filters: Any) -> Any:
+        whole_reads.append(filters)
+        return read_whole(**filters)
+
+    monkeypatch.setattr(store, "current_links", counted)
+    second = rescore_documents(
+        store, [policy], classifier, config=ClassifierLinkConfig(top_k=1, review_band=(0.0, 0.0))
+    )
+    assert [f.get("link_ids") for f in whole_reads] == [[lost_accepted.link_id]]
+    assert [f["previous_link_id"] for f in second.flagged] == [lost_accepted.link_id]
+    diff = diff_runs(store, first.run_id, second.audit.run_id)
+    assert len(whole_reads) == 1
+    assert (len(diff.gained), len(diff.lost), len(diff.reranked)) == (0, 5, 0)
+
+    a = read_whole(run_id=first.run_id, current_only=False)
+    b = [
+        x
+        for x in read_whole(run_id=second.audit.run_id, current_only=False)
+        if x.paragraph_id in {y.paragraph_id for y in a}
+    ]
+    kwargs: dict[str, Any] = {"run_a": first.run_id, "run_b": second.audit.run_id, "review_band": None}
+    assert (
+        diff_links(iter(a), iter(b), **kwargs) == diff_links(link_states(a), link_states(b), **kwargs) == diff
+    )
+    state = LinkState.of(lost_accepted)
+    assert (state.document, state.paragraph, state.law, state.provision_key, state.score) == (
+        lost_accepted.document_source,
+        lost_accepted.paragraph_ordinal,
+        lost_accepted.law_short_name,
+        lost_accepted.provision_key,
+        lost_accepted.score,
+    )
+    assert LinkState.of(state) is state
+
+
 def test_audit_rescore_from_the_command_line(tmp_path: Path, policy: Path) -> None:
     from compliance.store import Store
 

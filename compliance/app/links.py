@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections import Counter
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ __all__ = [
     "LinkChange",
     "LinkDiff",
     "LinkQuery",
+    "LinkState",
     "add_link",
     "diff_links",
     "diff_runs",
@@ -41,6 +42,7 @@ __all__ = [
     "import_reviews",
     "iter_links",
     "link_detail",
+    "link_states",
     "list_links",
     "normalise_decision",
     "page_links",
@@ -550,7 +552,59 @@ class LinkDiff:
         }
 
 
-def _brief(link: CurrentLink) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class LinkState:
+    """What a diff compares of one link, without its texts and evidence: a run's links held for a diff take a
+    small fraction of the memory of :class:`~compliance.store.CurrentLink` records (a whole audit's links are
+    compared in bounded memory however long its paragraphs are)."""
+
+    paragraph_id: int
+    document: str
+    paragraph: int
+    law: str
+    provision_key: str
+    link_id: int
+    run_id: int
+    method: str
+    model: str | None
+    score: float
+    rank: int | None
+    status: str
+    reviewer: str | None
+
+    @classmethod
+    def of(cls, link: CurrentLink | LinkState) -> LinkState:
+        if isinstance(link, LinkState):
+            return link
+        return cls(
+            link.paragraph_id,
+            link.document_source,
+            link.paragraph_ordinal,
+            link.law_short_name,
+            link.provision_key,
+            link.link_id,
+            link.run_id,
+            link.method,
+            link.model,
+            link.score,
+            link.rank,
+            link.status,
+            link.reviewer,
+        )
+
+    @property
+    def key(self) -> tuple[int, str, str]:
+        """What identifies the link across runs: its paragraph, law and provision."""
+        return (self.paragraph_id, self.law, self.provision_key)
+
+
+def link_states(links: Iterable[CurrentLink | LinkState]) -> dict[tuple[int, str, str], LinkState]:
+    """``links`` as :class:`LinkState` by :attr:`LinkState.key` (read one at a time: an iterator such as
+    :meth:`~compliance.store.Store.iter_current_links` is never held whole)."""
+    return {(s := LinkState.of(x)).key: s for x in links}
+
+
+def _brief(link: LinkState) -> dict[str, Any]:
     return {
         "link_id": link.link_id,
         "run_id": link.run_id,
@@ -562,29 +616,34 @@ def _brief(link: CurrentLink) -> dict[str, Any]:
 
 
 def diff_links(
-    before: Sequence[CurrentLink],
-    after: Sequence[CurrentLink],
+    before: Iterable[CurrentLink | LinkState] | Mapping[tuple[int, str, str], LinkState],
+    after: Iterable[CurrentLink | LinkState] | Mapping[tuple[int, str, str], LinkState],
     *,
     run_a: int = 0,
     run_b: int = 0,
     review_band: tuple[float, float] | None = None,
 ) -> LinkDiff:
-    """Compare two sets of links over the paragraphs that ``after`` scored.
+    """Compare two sets of links over the paragraphs that ``after`` scored. Either side may be links (read
+    once, an iterator is fine) or :func:`link_states`' mapping.
 
     ``weakened``: links accepted in ``before`` whose score in ``after`` is below the review band's upper edge
     (or that ``after`` no longer proposes at all).
     """
-    scored = {link.paragraph_id for link in after}
-    a = {(x.paragraph_id, x.law_short_name, x.provision_key): x for x in before if x.paragraph_id in scored}
-    b = {(x.paragraph_id, x.law_short_name, x.provision_key): x for x in after}
+    b = dict(after) if isinstance(after, Mapping) else link_states(after)
+    scored = {key[0] for key in b}
+    a = {
+        key: x
+        for key, x in (before.items() if isinstance(before, Mapping) else link_states(before).items())
+        if key[0] in scored
+    }
     high = review_band[1] if review_band is not None else None
 
     def change(key: tuple[int, str, str], reason: str = "") -> LinkChange:
         x = a.get(key) or b[key]
         return LinkChange(
             paragraph_id=key[0],
-            document=x.document_source,
-            paragraph=x.paragraph_ordinal,
+            document=x.document,
+            paragraph=x.paragraph,
             law=key[1],
             provision=key[2],
             before=_brief(a[key]) if key in a else None,
@@ -592,9 +651,9 @@ def diff_links(
             reason=reason,
         )
 
-    gained = [change(k) for k in sorted(set(b) - set(a))]
-    lost = [change(k) for k in sorted(set(a) - set(b))]
-    reranked = [change(k) for k in sorted(set(a) & set(b)) if a[k].rank != b[k].rank]
+    gained = [change(k) for k in sorted(b.keys() - a.keys())]
+    lost = [change(k) for k in sorted(a.keys() - b.keys())]
+    reranked = [change(k) for k in sorted(a.keys() & b.keys()) if a[k].rank != b[k].rank]
     weakened: list[LinkChange] = []
     for k in sorted(a):
         if a[k].status != "accepted" or a[k].method == "manual":
@@ -620,15 +679,14 @@ def diff_runs(store: Store, run_a: int, run_b: int) -> LinkDiff:
     """
     store.get_run(run_a)
     rb = store.get_run(run_b)
-    before = store.current_links(run_id=run_a, current_only=False)
-    after = store.current_links(run_id=run_b, current_only=False)
-    common = {x.paragraph_id for x in before} & {x.paragraph_id for x in after}
-    before = [x for x in before if x.paragraph_id in common]
-    after = [x for x in after if x.paragraph_id in common]
+    # each run's links read one at a time and held as LinkState only
+    before = link_states(store.iter_current_links(run_id=run_a, current_only=False))
+    after = link_states(store.iter_current_links(run_id=run_b, current_only=False))
+    common = {key[0] for key in before} & {key[0] for key in after}
     band = (rb.model or {}).get("review_band")
     return diff_links(
-        before,
-        after,
+        {k: x for k, x in before.items() if k[0] in common},
+        {k: x for k, x in after.items() if k[0] in common},
         run_a=run_a,
         run_b=run_b,
         review_band=(float(band[0]), float(band[1])) if band else None,

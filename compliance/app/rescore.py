@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compliance.app.links import LinkDiff, diff_links
+from compliance.app.links import LinkDiff, LinkState, diff_links, link_states
 from compliance.connectors.roles import MAPPED_ROLES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +76,9 @@ def rescore_documents(
     from compliance.store import NewLink
     from compliance.store.link_history import NewReview
 
-    before_all = store.current_links(method="classifier")
+    # what a diff and the carried-over decisions need of the links current before, held as LinkState (no
+    # texts, no evidence): a large audit's links are not held whole twice
+    before_all = link_states(store.iter_current_links(method="classifier"))
     report = audit_documents(
         store,
         sources,
@@ -92,15 +94,17 @@ def rescore_documents(
     )
     band = tuple(report.model.get("review_band") or classifier.config.review_band)
     low, high = float(band[0]), float(band[1])
-    after = store.current_links(run_id=report.run_id, method="classifier")
-    scored = {x.paragraph_id for x in after}
-    before = [x for x in before_all if x.paragraph_id in scored]
+    after = link_states(store.iter_current_links(run_id=report.run_id, method="classifier"))
+    scored = {key[0] for key in after}
+    before = {key: x for key, x in before_all.items() if key[0] in scored}
+    del before_all
     diff = diff_links(before, after, run_a=0, run_b=report.run_id, review_band=(low, high))
-    new_by_key = {(x.paragraph_id, x.provision_key): x for x in after}
+    new_by_key = {(x.paragraph_id, x.provision_key): x for x in after.values()}
     reviews: list[NewReview] = []
     flagged: list[dict[str, Any]] = []
-    lost_accepted = []
-    for old in before:
+    lost_accepted: list[LinkState] = []
+    for key in sorted(before):
+        old = before[key]
         decided = old.reviewer is not None and old.status in ("accepted", "rejected", "needs-review")
         if not decided:
             continue
@@ -120,8 +124,14 @@ def rescore_documents(
             note = f"carried over from link {old.link_id} ({old.status} by {old.reviewer})"
             reviews.append(NewReview(new.link_id, old.status, SYSTEM_REVIEWER, note, "carry-over"))
     if lost_accepted:
-        # the new model no longer proposes these: store them with its own score so the decision stays visible
-        texts = {x.paragraph_id: x.paragraph_text for x in lost_accepted}
+        # the new model no longer proposes these: store them with its own score so the decision stays visible;
+        # only these links are read whole again (their paragraph's text, the provision)
+        whole = {
+            x.link_id: x
+            for x in store.current_links(link_ids=[x.link_id for x in lost_accepted], current_only=False)
+        }
+        lost = [whole[x.link_id] for x in lost_accepted]
+        texts = {x.paragraph_id: x.paragraph_text for x in lost}
         order = list(texts)
         ranked = classifier.rank([texts[p] for p in order], top_k=len(classifier.labels))
         score_of = {
@@ -130,22 +140,22 @@ def rescore_documents(
             for s in scores
         }
         kept = []
-        for old in lost_accepted:
-            key = old.provision_key.split("/", 1)[0]
-            score, rank = score_of.get((old.paragraph_id, key), (0.0, None))
+        for old_link in lost:
+            head = old_link.provision_key.split("/", 1)[0]
+            score, rank = score_of.get((old_link.paragraph_id, head), (0.0, None))
             evidence = {
                 "model": classifier.identity,
-                "article": old.article,
-                "title": old.provision_title,
-                "kept_from_link": old.link_id,
+                "article": old_link.article,
+                "title": old_link.provision_title,
+                "kept_from_link": old_link.link_id,
                 "reason": "accepted earlier; below the review band now",
             }
             kept.append(
                 (
-                    old,
+                    old_link,
                     NewLink(
-                        old.paragraph_id,
-                        old.provision_id,
+                        old_link.paragraph_id,
+                        old_link.provision_id,
                         "classifier",
                         score,
                         rank,
@@ -156,19 +166,19 @@ def rescore_documents(
             )
         store.add_links(report.run_id, [n for _, n in kept])
         fresh = {
-            (x.paragraph_id, x.provision_key): x
-            for x in store.current_links(run_id=report.run_id, method="classifier")
+            (x.paragraph_id, x.provision_key): x.link_id
+            for x in store.iter_current_links(run_id=report.run_id, method="classifier")
         }
-        for old, n in kept:
+        for old_link, n in kept:
             # a store that refuses a second identical link (same paragraph, provision, method and model) keeps
             # the old one: the decision is then re-opened on it
-            link = fresh.get((old.paragraph_id, old.provision_key), old)
+            link_id = fresh.get((old_link.paragraph_id, old_link.provision_key), old_link.link_id)
             reason = (
-                f"accepted on link {old.link_id} (score {old.score:.2f}); the new model no longer proposes it "
-                f"(score {n.score:.2f}, below the review band {low:.2f}–{high:.2f})"
+                f"accepted on link {old_link.link_id} (score {old_link.score:.2f}); the new model no longer "
+                f"proposes it (score {n.score:.2f}, below the review band {low:.2f}–{high:.2f})"
             )
-            reviews.append(NewReview(link.link_id, "needs-review", SYSTEM_REVIEWER, reason, "rescore"))
-            flagged.append({"link_id": link.link_id, "previous_link_id": old.link_id, "reason": reason})
+            reviews.append(NewReview(link_id, "needs-review", SYSTEM_REVIEWER, reason, "rescore"))
+            flagged.append({"link_id": link_id, "previous_link_id": old_link.link_id, "reason": reason})
     if reviews:
         store.add_reviews(reviews)
     carried = sum(r.source == "carry-over" for r in reviews)
@@ -191,23 +201,28 @@ def reopen_links_after_law_change(store: Store, law: str, version: int | None = 
     reopened: list[dict[str, Any]] = []
     reviews: list[NewReview] = []
     changed_by_law: dict[int, set[str]] = {}
-    for link in store.current_links(law=record.identifier):
-        if link.law_version >= record.version or link.status == "needs-review":
-            continue
-        if link.law_id not in changed_by_law:
-            old_law = store.get_law(link.law_id)
-            changed_by_law[link.law_id] = set(changed_provisions(new_law, old_law, _KINDS))
-        if link.provision_key not in keys:
-            reason = f"{record.short_name} version {record.version} no longer has {link.provision_key}"
-        elif link.provision_key in changed_by_law[link.law_id]:
+    # the links read one at a time and only what is compared kept (a law linked from a whole audit's paragraphs
+    # is not held whole); the older versions are read after the links' read has ended
+    held = [
+        (link.link_id, link.law_id, link.law_version, link.provision_key, link.status)
+        for link in store.iter_current_links(law=record.identifier)
+        if link.law_version < record.version and link.status != "needs-review"
+    ]
+    for link_id, law_id, law_version, provision_key, status in held:
+        if law_id not in changed_by_law:
+            old_law = store.get_law(law_id)
+            changed_by_law[law_id] = set(changed_provisions(new_law, old_law, _KINDS))
+        if provision_key not in keys:
+            reason = f"{record.short_name} version {record.version} no longer has {provision_key}"
+        elif provision_key in changed_by_law[law_id]:
             reason = (
-                f"the text of {link.provision_key} changed in {record.short_name} version {record.version} "
-                f"(the link was made against version {link.law_version})"
+                f"the text of {provision_key} changed in {record.short_name} version {record.version} "
+                f"(the link was made against version {law_version})"
             )
         else:
             continue
-        reviews.append(NewReview(link.link_id, "needs-review", SYSTEM_REVIEWER, reason, "law-change"))
-        reopened.append({"link_id": link.link_id, "previous_status": link.status, "reason": reason})
+        reviews.append(NewReview(link_id, "needs-review", SYSTEM_REVIEWER, reason, "law-change"))
+        reopened.append({"link_id": link_id, "previous_status": status, "reason": reason})
     if reviews:
         store.add_reviews(reviews)
     return reopened
