@@ -133,7 +133,7 @@ def link_other_laws(
     for record in targets:
         done = {
             x.paragraph_id
-            for x in store.current_links(
+            for x in store.iter_current_links(
                 document_ids=list(document_ids), law=record.identifier, method=RETRIEVER_METHOD
             )
         }
