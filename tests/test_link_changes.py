@@ -160,7 +160,9 @@ def test_rescore_and_diff_hold_link_states_not_whole_links(
     ]
     kwargs: dict[str, Any] = {"run_a": first.run_id, "run_b": second.audit.run_id, "review_band": None}
     assert (
-        diff_links(iter(a), iter(b), **kwargs) == diff_links(link_states(a), link_states(b), **kwargs) == diff
+        diff_links(iter(a), iter(b), **kwargs)
+        == diff_links(link_states(a).values(), link_states(b).values(), **kwargs)
+        == diff
     )
     state = LinkState.of(lost_accepted)
     assert (state.document, state.paragraph, state.law, state.provision_key, state.score) == (

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections import Counter
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -616,26 +616,22 @@ def _brief(link: LinkState) -> dict[str, Any]:
 
 
 def diff_links(
-    before: Iterable[CurrentLink | LinkState] | Mapping[tuple[int, str, str], LinkState],
-    after: Iterable[CurrentLink | LinkState] | Mapping[tuple[int, str, str], LinkState],
+    before: Iterable[CurrentLink | LinkState],
+    after: Iterable[CurrentLink | LinkState],
     *,
     run_a: int = 0,
     run_b: int = 0,
     review_band: tuple[float, float] | None = None,
 ) -> LinkDiff:
-    """Compare two sets of links over the paragraphs that ``after`` scored. Either side may be links (read
-    once, an iterator is fine) or :func:`link_states`' mapping.
+    """Compare two sets of links over the paragraphs that ``after`` scored; each side is read once (an iterator
+    is fine) and held as :class:`LinkState`.
 
     ``weakened``: links accepted in ``before`` whose score in ``after`` is below the review band's upper edge
     (or that ``after`` no longer proposes at all).
     """
-    b = dict(after) if isinstance(after, Mapping) else link_states(after)
+    b = link_states(after)
     scored = {key[0] for key in b}
-    a = {
-        key: x
-        for key, x in (before.items() if isinstance(before, Mapping) else link_states(before).items())
-        if key[0] in scored
-    }
+    a = {key: x for key, x in link_states(before).items() if key[0] in scored}
     high = review_band[1] if review_band is not None else None
 
     def change(key: tuple[int, str, str], reason: str = "") -> LinkChange:
@@ -679,14 +675,15 @@ def diff_runs(store: Store, run_a: int, run_b: int) -> LinkDiff:
     """
     store.get_run(run_a)
     rb = store.get_run(run_b)
-    # each run's links read one at a time and held as LinkState only
+    # each run's links read one at a time and held as LinkState only; diff_links keeps of run A the paragraphs
+    # run B scored, and of run B those run A scored are given
     before = link_states(store.iter_current_links(run_id=run_a, current_only=False))
+    scored_a = {key[0] for key in before}
     after = link_states(store.iter_current_links(run_id=run_b, current_only=False))
-    common = {key[0] for key in before} & {key[0] for key in after}
     band = (rb.model or {}).get("review_band")
     return diff_links(
-        {k: x for k, x in before.items() if k[0] in common},
-        {k: x for k, x in after.items() if k[0] in common},
+        before.values(),
+        (x for key, x in after.items() if key[0] in scored_a),
         run_a=run_a,
         run_b=run_b,
         review_band=(float(band[0]), float(band[1])) if band else None,

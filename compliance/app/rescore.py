@@ -98,17 +98,15 @@ def rescore_documents(
     scored = {key[0] for key in after}
     before = {key: x for key, x in before_all.items() if key[0] in scored}
     del before_all
-    diff = diff_links(before, after, run_a=0, run_b=report.run_id, review_band=(low, high))
-    new_by_key = {(x.paragraph_id, x.provision_key): x for x in after.values()}
+    diff = diff_links(before.values(), after.values(), run_a=0, run_b=report.run_id, review_band=(low, high))
     reviews: list[NewReview] = []
     flagged: list[dict[str, Any]] = []
     lost_accepted: list[LinkState] = []
-    for key in sorted(before):
-        old = before[key]
+    for old in before.values():
         decided = old.reviewer is not None and old.status in ("accepted", "rejected", "needs-review")
         if not decided:
             continue
-        new = new_by_key.get((old.paragraph_id, old.provision_key))
+        new = after.get(old.key)
         if new is None:
             if old.status == "accepted":
                 lost_accepted.append(old)
@@ -167,7 +165,9 @@ def rescore_documents(
         store.add_links(report.run_id, [n for _, n in kept])
         fresh = {
             (x.paragraph_id, x.provision_key): x.link_id
-            for x in store.iter_current_links(run_id=report.run_id, method="classifier")
+            for x in store.iter_current_links(
+                run_id=report.run_id, method="classifier", document_ids=sorted({x.document_id for x in lost})
+            )
         }
         for old_link, n in kept:
             # a store that refuses a second identical link (same paragraph, provision, method and model) keeps
