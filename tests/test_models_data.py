@@ -91,6 +91,25 @@ def test_split_is_deterministic_and_recitals_flag(gdpr: tuple[Law, dict[int, lis
     assert len(b.train) <= len(a.train)
 
 
+def test_public_duties_left_out_of_an_article_that_mostly_obliges_the_regulated(
+    gdpr: tuple[Law, dict[int, list[int]]],
+) -> None:
+    law, rmap = gdpr
+    kept = build_training_data(law, rmap, DataConfig())
+    dropped = build_training_data(law, rmap, DataConfig(public_duties=False))
+    assert [e.id for e in kept.qa] == [e.id for e in dropped.qa]  # the held-out sets stay the law's
+    assert [e.id for e in kept.calibration] == [e.id for e in dropped.calibration]
+    sa_list = "The supervisory authority shall establish and make public a list of the kind of processing"
+    in_35 = [u for u in kept.train_units[35] if u.startswith(sa_list)]
+    assert in_35, "Art. 35(4) is a training sentence of Art. 35 by default"
+    assert not [u for u in dropped.train_units[35] if u.startswith(sa_list)]
+    assert not {e.text for e in dropped.train if e.labels == (35,)} & set(in_35)
+    assert set(dropped.train_units[35]) < set(kept.train_units[35])  # the controller's sentences stay
+    # the supervisory authority's powers are what Art. 58 is: its sentences all stay
+    assert dropped.train_units[58] == kept.train_units[58]
+    assert dropped.provenance["data_config"]["public_duties"] is False
+
+
 def test_extra_supervision(tmp_path: Path, gdpr: tuple[Law, dict[int, list[int]]]) -> None:
     law, rmap = gdpr
     path = tmp_path / "extra.jsonl"

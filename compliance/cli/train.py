@@ -22,7 +22,8 @@ from compliance.cli.options import database_option, device_option
     "Enforcement Directive's provisions that restate a GDPR article: for documents that are mostly security "
     "controls), r-parallel (the same on r-literal) and r-acts (r-parallel plus hard negatives from acts of other "
     "fields) read those acts' law packs; r-lexical-recitals (r until session 39: NIS2's recitals on its security "
-    "measures in Art. 32's lexical document only, not its training text).",
+    "measures in Art. 32's lexical document only, not its training text); r-regulated (r without an article's "
+    "sentences that address public bodies only, where they are a minority of its sentences).",
 )
 @click.option(
     "--base-model",

@@ -109,6 +109,12 @@ class DataConfig:
             (:func:`compliance.models.restate.restate`: "we" for the controller, "supplier" for the processor,
             "privacy notice", "DPIA", "must") to its article's group and to the lexical expert's documents, beside
             the original (training only; the held-out sets are the law's own sentences).
+        public_duties: the training sentences of an article that address public bodies only
+            (:func:`compliance.rules.addressees.addresses_public_bodies`: "The supervisory authority shall establish
+            and make public a list of the kind of processing operations …", Art. 35(4)) are training text of their
+            article. False leaves them out of the article's encoder group and lexical document where they are
+            fewer than half of its sentences (an article that speaks mostly to public bodies, Art. 45 or 51-59,
+            keeps them all); the held-out sets are unchanged.
     """
 
     min_k: int = 64
@@ -129,6 +135,7 @@ class DataConfig:
     negatives_per_article: int = 16
     negative_weight: float = 1.0
     restated: bool = False
+    public_duties: bool = True
 
     def __post_init__(self) -> None:
         if self.min_k < 1:
@@ -250,6 +257,15 @@ def _paragraph_units(text: str) -> list[str]:
             elif sentences:
                 premise = ""
     return units
+
+
+def _regulated_units(units: list[str]) -> list[str]:
+    """``units`` without those that address public bodies only when they are fewer than half of them (an article
+    that speaks mostly to public bodies, such as Art. 58 or 45, keeps them all: :attr:`DataConfig.public_duties`)."""
+    from compliance.rules.addressees import addresses_public_bodies
+
+    kept = [u for u in units if not addresses_public_bodies(u)]
+    return kept if 2 * len(kept) > len(units) else units
 
 
 def article_units(law: Law) -> list[ArticleUnits]:
@@ -514,7 +530,7 @@ def build_training_data(
                 calibration.append(ex)
             else:
                 kept.append(unit)
-        train_units[art.number] = kept
+        train_units[art.number] = kept if config.public_duties else _regulated_units(kept)
 
     # Recitals: split by number; held-out ones become QR / calibration queries labelled with their articles.
     recital_text = recital_texts(law)

@@ -211,6 +211,11 @@ RECIPES: dict[str, Recipe] = {
         name="r-all-citations",
         law_prior=replace(_R.law_prior, cited_by="all", floor=0.0) if _R.law_prior else None,
     ),
+    # ``r`` without the sentences of an article that address public bodies only where they are a minority of its
+    # sentences (the supervisory authority's lists in Art. 35(4)-(6), its approval of codes in Art. 40): the words
+    # "list" and "code" stop pointing there, the lead summaries and the hand-written controls lose (docs/classifier.md,
+    # "An article's public duties as training text")
+    "r-regulated": replace(_R, name="r-regulated", data=replace(_R.data, public_duties=False)),
     # ``r`` as it was until session 52: no passage expert
     "r-no-passages": replace(_R, name="r-no-passages", passage_weight=0.0),
     # ``r`` as it was until session 51: no floor under the prior of the articles that speak to the regulated
