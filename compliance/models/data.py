@@ -113,7 +113,7 @@ class DataConfig:
             (:func:`compliance.rules.addressees.addresses_public_bodies`: "The supervisory authority shall establish
             and make public a list of the kind of processing operations …", Art. 35(4)) are training text of their
             article. False leaves them out of the article's encoder group and lexical document where they are
-            fewer than half of its sentences (an article that speaks mostly to public bodies, Art. 45 or 51-59,
+            fewer than half of its training sentences (an article that speaks mostly to public bodies, Art. 45 or 51-59,
             keeps them all); the held-out sets are unchanged.
     """
 
@@ -260,8 +260,9 @@ def _paragraph_units(text: str) -> list[str]:
 
 
 def _regulated_units(units: list[str]) -> list[str]:
-    """``units`` without those that address public bodies only when they are fewer than half of them (an article
-    that speaks mostly to public bodies, such as Art. 58 or 45, keeps them all: :attr:`DataConfig.public_duties`)."""
+    """``units`` (an article's training sentences) without those that address public bodies only when they are fewer
+    than half of them (an article that speaks mostly to public bodies, such as Art. 58 or 45, keeps them all:
+    :attr:`DataConfig.public_duties`)."""
     from compliance.rules.addressees import addresses_public_bodies
 
     kept = [u for u in units if not addresses_public_bodies(u)]
