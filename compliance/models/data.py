@@ -259,13 +259,19 @@ def _paragraph_units(text: str) -> list[str]:
     return units
 
 
+def _without_public_duties(units: Sequence[str]) -> list[str]:
+    """``units`` without those that address public bodies only
+    (:func:`compliance.rules.addressees.addresses_public_bodies`)."""
+    from compliance.rules.addressees import addresses_public_bodies
+
+    return [u for u in units if not addresses_public_bodies(u)]
+
+
 def _regulated_units(units: list[str]) -> list[str]:
     """``units`` (an article's training sentences) without those that address public bodies only when they are fewer
     than half of them (an article that speaks mostly to public bodies, such as Art. 58 or 45, keeps them all:
     :attr:`DataConfig.public_duties`)."""
-    from compliance.rules.addressees import addresses_public_bodies
-
-    kept = [u for u in units if not addresses_public_bodies(u)]
+    kept = _without_public_duties(units)
     return kept if 2 * len(kept) > len(units) else units
 
 
@@ -342,11 +348,9 @@ def provision_units(law: Law, number: int) -> list[str]:
     Raises:
         ConfigurationError: ``law`` has no article ``number``.
     """
-    from compliance.rules.addressees import addresses_public_bodies
-
     for art in article_units(law):
         if art.number == number:
-            return [u for u in art.units if not addresses_public_bodies(u)]
+            return _without_public_duties(art.units)
     raise ConfigurationError(f"{law.short_name or law.identifier} has no article {number}")
 
 
