@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -330,3 +331,32 @@ def test_recipes_that_read_other_acts_name_them() -> None:
     assert DataConfig(**stored) == acts
     # overridden by name like any data field
     assert get_recipe("r-acts", negative_acts=()).data.acts == ("led",)
+
+
+def test_keyword_negatives_are_an_articles_rarest_words_in_order(
+    gdpr: tuple[Law, dict[int, list[int]]],
+) -> None:
+    law, rmap = gdpr
+    plain = build_training_data(law, rmap, DataConfig())
+    data = build_training_data(law, rmap, DataConfig(keyword_negatives=3))
+    assert [e.id for e in plain.qa] == [e.id for e in data.qa]  # only training rows are added
+    added = [e for e in data.train if e.id.startswith("keywords:")]
+    assert [e for e in data.train if not e.id.startswith("keywords:")] == plain.train
+    assert len(added) == data.provenance["counts"]["keyword_negatives"] > 300
+    assert plain.provenance["counts"]["keyword_negatives"] == 0
+    word = re.compile(r"[^\W\d_][\w-]*")
+    for e in added:
+        assert e.labels == () and e.source == "negative" and len(e.negatives) == 1
+        keys = e.text.split()
+        assert len(keys) == 3 and len({k.lower() for k in keys}) == 3
+        # the words come, in their order, from one training sentence of the article they are a negative of
+        assert any(_in_order(keys, word.findall(unit)) for unit in data.train_units[e.negatives[0]]), e.text
+    # the rare words of Art. 15(3), not its common ones ("shall", "data", "personal" are in every article)
+    ours = [e.text.lower().split() for e in added if e.negatives == (15,)]
+    assert any("copy" in k for k in ours)
+    assert not any({"shall", "data", "personal"} & set(k) for k in ours)
+
+
+def _in_order(keys: list[str], words: list[str]) -> bool:
+    it = iter(words)
+    return all(any(k == w for w in it) for k in keys)

@@ -36,13 +36,13 @@ def test_shared_terms_of_a_scored_batch_reuse_its_tokens(monkeypatch: pytest.Mon
         scorer.shared_terms("warm up", a)
     scorer.scores(TEXTS)
     calls: list[str] = []
-    original = LexicalArticleScorer._terms
+    original = LexicalArticleScorer.terms
 
     def counting(self: Any, text: str) -> list[str]:
         calls.append(text)
         return original(self, text)
 
-    monkeypatch.setattr(LexicalArticleScorer, "_terms", counting)
+    monkeypatch.setattr(LexicalArticleScorer, "terms", counting)
     got = {(t, a): scorer.shared_terms(t, a) for t in TEXTS for a in ARTICLES}
     assert got == expected
     assert calls == []  # every text of the scored batch: no second tokenisation
@@ -75,7 +75,7 @@ def test_function_words_and_numbers_are_no_terms_of_the_law(tmp_path: Any) -> No
     assert new.shared_terms(fine, 33) == ()
     assert not new.scores([lock]).any()
     # words that hold a digit and a letter stay terms, and the law's own words still match
-    assert "2fa" in new._terms("2FA is required")
+    assert "2fa" in new.terms("2FA is required")
     assert set(new.shared_terms("A personal data breach is notified within 72 hours.", 33)) >= {
         "breach",
         "notifi",

@@ -115,6 +115,12 @@ class DataConfig:
             article. False leaves them out of the article's encoder group and lexical document where they are
             fewer than half of its training sentences (an article that speaks mostly to public bodies, Art. 45 or 51-59,
             keeps them all); the held-out sets are unchanged.
+        keyword_negatives: each training sentence of an article with at least twice this many distinct words
+            (stop words and numbers aside) is also a negative of that article with only its this many rarest
+            words across the articles' lexical documents, in the sentence's order (:func:`keyword_texts`:
+            "provide copy undergoing" of Art. 15(3), "list kind impact" of Art. 35(4)): an article's words without
+            their sentence must not be enough to give it, as an unlikelihood term like ``negative_acts``'
+            (keyword-only inputs, after MASKER). 0: none.
     """
 
     min_k: int = 64
@@ -136,6 +142,7 @@ class DataConfig:
     negative_weight: float = 1.0
     restated: bool = False
     public_duties: bool = True
+    keyword_negatives: int = 0
 
     def __post_init__(self) -> None:
         if self.min_k < 1:
@@ -148,9 +155,11 @@ class DataConfig:
             not 0.0 < self.negative_min_share <= 1.0
             or self.negatives_per_article < 0
             or self.negative_weight < 0
+            or self.keyword_negatives < 0
         ):
             raise ConfigurationError(
-                "negative_min_share must be in (0, 1]; negatives_per_article and negative_weight >= 0"
+                "negative_min_share must be in (0, 1]; negatives_per_article, negative_weight and "
+                "keyword_negatives >= 0"
             )
         # stored as JSON lists, given back as tuples
         object.__setattr__(self, "parallel_acts", tuple(self.parallel_acts))
@@ -431,6 +440,45 @@ def mine_negatives(
     ]
 
 
+_KEYWORD = re.compile(r"[^\W\d_][\w-]*")
+
+
+def keyword_texts(
+    units: Mapping[int, Sequence[str]], lexical: LexicalArticleScorer, k: int
+) -> list[tuple[str, int]]:
+    """``(keywords, article)`` for every unit of ``units`` (article → its sentences) with at least ``2 * k``
+    distinct terms: its ``k`` words whose terms (``lexical``'s stems) are in the fewest of ``lexical``'s article
+    documents, in the unit's order, each term once (ties: the earlier word). Texts that repeat are given once."""
+    if k <= 0:
+        return []
+    df: dict[str, int] = {}
+    for a in lexical.labels:
+        for t in set(lexical.terms(lexical.documents[a])):
+            df[t] = df.get(t, 0) + 1
+    stems: dict[str, str] = {}
+    out: dict[str, int] = {}
+    for article, texts in sorted(units.items()):
+        for text in texts:
+            words: list[tuple[int, str]] = []  # (position, word), the first word of each term
+            seen: set[str] = set()
+            for i, m in enumerate(_KEYWORD.finditer(text)):
+                word = m.group(0)
+                low = word.lower()
+                if low not in stems:
+                    terms = lexical.terms(low)
+                    stems[low] = terms[0] if len(terms) == 1 else ""
+                term = stems[low]
+                if term and term not in seen:
+                    seen.add(term)
+                    words.append((i, word))
+            if len(words) < 2 * k:
+                continue
+            rarest = sorted(words, key=lambda w: (df.get(stems[w[1].lower()], 0), w[0]))[:k]
+            keywords = " ".join(w for _, w in sorted(rarest))
+            out.setdefault(keywords, article)
+    return list(out.items())
+
+
 def _bucket(text: str, seed: int) -> float:
     digest = hashlib.sha1(f"{seed}:{text}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
@@ -637,6 +685,18 @@ def build_training_data(
         mined = mine_negatives(list(dict.fromkeys(candidates)), lexical, config)
         for k, (text, article) in enumerate(mined):
             train.append(Example(f"negative:{k}", text, (), "negative", (article,)))
+    keywords: list[tuple[str, int]] = []
+    if config.keyword_negatives:
+        from compliance.models.lexical import LexicalArticleScorer
+
+        documents = _lexical_documents(articles, train_units, parallels, restated)
+        scorer = LexicalArticleScorer(documents, stopwords="en_plus", numbers=False)
+        known = {e.text for e in train}
+        keywords = [
+            (t, a) for t, a in keyword_texts(train_units, scorer, config.keyword_negatives) if t not in known
+        ]
+        for k, (text, article) in enumerate(keywords):
+            train.append(Example(f"keywords:{k}", text, (), "negative", (article,)))
 
     extra_list = list(extra)
     for ex in extra_list:
@@ -669,6 +729,7 @@ def build_training_data(
             "extra": len(extra_list),
             "parallel_units": sum(len(v) for v in parallels.values()),
             "negatives": len(mined),
+            "keyword_negatives": len(keywords),
             "restated_units": sum(len(v) for v in restated.values()),
             "lexical_units": sum(len(v) for v in lexical_units.values()),
         },

@@ -120,7 +120,8 @@ class LexicalArticleScorer:
         )
         return [list(t) for t in tokens]
 
-    def _terms(self, text: str) -> list[str]:
+    def terms(self, text: str) -> list[str]:
+        """``text``'s indexed terms (stemmed, stop words and, unless ``numbers``, numbers dropped), in order."""
         tokens = self._tokenize([text])
         return tokens[0] if tokens else []
 
@@ -129,15 +130,15 @@ class LexicalArticleScorer:
         if article not in self.documents:
             return ()
         if article not in self._doc_terms:
-            self._doc_terms[article] = set(self._terms(self.documents[article]))
+            self._doc_terms[article] = set(self.terms(self.documents[article]))
         if not self._df:
             for a in self.labels:
-                for t in set(self._terms(self.documents[a])):
+                for t in set(self.terms(self.documents[a])):
                     self._df[t] = self._df.get(t, 0) + 1
         last_text, terms = self._last
         if last_text != text or not last_text:
             known = self._scored.get(text)
-            terms = known if known is not None else frozenset(self._terms(text))
+            terms = known if known is not None else frozenset(self.terms(text))
             self._last = (text, terms)
         shared = terms & self._doc_terms[article]
         return tuple(sorted(shared, key=lambda t: (self._df.get(t, 0), t))[:limit])

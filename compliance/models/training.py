@@ -216,6 +216,9 @@ RECIPES: dict[str, Recipe] = {
     # "list" and "code" stop pointing there, the lead summaries and the hand-written controls lose (docs/classifier.md,
     # "An article's public duties as training text")
     "r-regulated": replace(_R, name="r-regulated", data=replace(_R.data, public_duties=False)),
+    # ``r`` plus each training sentence's three rarest words, without their sentence, as a negative of its article
+    # (DataConfig.keyword_negatives: docs/classifier.md, "An article's words without their sentence")
+    "r-keywords": replace(_R, name="r-keywords", data=replace(_R.data, keyword_negatives=3)),
     # ``r`` as it was until session 52: no passage expert
     "r-no-passages": replace(_R, name="r-no-passages", passage_weight=0.0),
     # ``r`` as it was until session 51: no floor under the prior of the articles that speak to the regulated
