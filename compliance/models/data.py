@@ -451,10 +451,7 @@ def keyword_texts(
     documents, in the unit's order, each term once (ties: the earlier word). Texts that repeat are given once."""
     if k <= 0:
         return []
-    df: dict[str, int] = {}
-    for a in lexical.labels:
-        for t in set(lexical.terms(lexical.documents[a])):
-            df[t] = df.get(t, 0) + 1
+    df = lexical.document_frequency
     stems: dict[str, str] = {}
     out: dict[str, int] = {}
     for article, texts in sorted(units.items()):

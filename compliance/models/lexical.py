@@ -125,23 +125,29 @@ class LexicalArticleScorer:
         tokens = self._tokenize([text])
         return tokens[0] if tokens else []
 
+    @property
+    def document_frequency(self) -> Mapping[str, int]:
+        """Term → the number of article documents that hold it (counted once, on first use)."""
+        if not self._df:
+            for a in self.labels:
+                for t in set(self.terms(self.documents[a])):
+                    self._df[t] = self._df.get(t, 0) + 1
+        return self._df
+
     def shared_terms(self, text: str, article: int, limit: int = 8) -> tuple[str, ...]:
         """The stemmed terms ``text`` shares with ``article``'s indexed text, rarest across the articles first."""
         if article not in self.documents:
             return ()
         if article not in self._doc_terms:
             self._doc_terms[article] = set(self.terms(self.documents[article]))
-        if not self._df:
-            for a in self.labels:
-                for t in set(self.terms(self.documents[a])):
-                    self._df[t] = self._df.get(t, 0) + 1
+        df = self.document_frequency
         last_text, terms = self._last
         if last_text != text or not last_text:
             known = self._scored.get(text)
             terms = known if known is not None else frozenset(self.terms(text))
             self._last = (text, terms)
         shared = terms & self._doc_terms[article]
-        return tuple(sorted(shared, key=lambda t: (self._df.get(t, 0), t))[:limit])
+        return tuple(sorted(shared, key=lambda t: (df.get(t, 0), t))[:limit])
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """Raw BM25 scores, shape (len(texts), len(labels)); a text with no indexed term scores 0 everywhere."""
