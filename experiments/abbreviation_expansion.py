@@ -37,6 +37,7 @@ def realistic_query_sets() -> dict[str, QuerySet]:
         gdprhub_lead_query_set,
         gdprhub_path,
         gdprhub_query_set,
+        list_controls_query_set,
         load_gdprhub,
         security_controls_query_set,
         word_sense_controls_query_set,
@@ -45,6 +46,7 @@ def realistic_query_sets() -> dict[str, QuerySet]:
     sets = {
         "abbreviation-controls": abbreviation_controls_query_set(),
         "controls": controls_query_set(),
+        "list-controls": list_controls_query_set(),
         "security-controls": security_controls_query_set(),
         "word-sense-controls": word_sense_controls_query_set(),
     }

@@ -4,9 +4,9 @@ and macro-F1 (seed 000's F^μ) of the whole scoring ensemble, and which control 
 What a retrained or re-weighted model must be checked against before it replaces the shipped one (docs/classifier.md
 measures every candidate this way):
 
-* ``abbreviation-controls``, ``controls``, ``security-controls``, ``word-sense-controls``: the hand-written control
-  sets (for the last, ``false friend first``: the share of its texts whose first article is the one its word
-  points to in the GDPR's sense, :func:`compliance.evaluation.queries.false_friends`);
+* ``abbreviation-controls``, ``controls``, ``list-controls``, ``security-controls``, ``word-sense-controls``: the
+  hand-written control sets (for the last, ``false friend first``: the share of its texts whose first article is
+  the one its word points to in the GDPR's sense, :func:`compliance.evaluation.queries.false_friends`);
 * ``gdprhub-text-train|test``, ``gdprhub-lead-train|test``: the GDPRhub development file's case facts and ``lead``
   summaries, each half (when the file is there); the frequency prior counts the training half.
 
@@ -30,7 +30,13 @@ from compliance.evaluation.evaluator import QuerySet
 from experiments.specific_first import METRICS, FixedScores, set_metrics
 
 #: the sets whose changed texts ``--changes`` lists (short, hand-written: each one can be read)
-CONTROL_SETS = ("abbreviation-controls", "controls", "security-controls", "word-sense-controls")
+CONTROL_SETS = (
+    "abbreviation-controls",
+    "controls",
+    "list-controls",
+    "security-controls",
+    "word-sense-controls",
+)
 #: the word-sense set's own figure: the share of its texts whose first article is their word's false friend
 FALSE_FRIEND = "false_friend@1"
 

@@ -14,6 +14,7 @@ from compliance.evaluation.queries import (
     controls_query_set,
     false_friends,
     labelled_query_set,
+    list_controls_query_set,
     security_controls_query_set,
     word_sense_controls_query_set,
 )
@@ -85,6 +86,9 @@ def test_the_shipped_control_set_is_package_data() -> None:
     friends = false_friends()
     assert set(friends) == set(senses.gold)
     assert all(friends[q] not in gold for q, gold in senses.gold.items())
+    lists = list_controls_query_set()
+    assert lists.name == "list-controls" and len(lists) >= 40
+    assert all("\n" in text and text.split("\n")[0].endswith(":") for text in lists.queries.values())
 
 
 def test_evaluate_cli_on_a_users_own_file(tmp_path: Path, gdpr_mirror: None) -> None:
@@ -110,10 +114,27 @@ def test_evaluate_cli_on_a_users_own_file(tmp_path: Path, gdpr_mirror: None) -> 
     # beside a built-in set, and a second file
     other = _write(tmp_path / "other.jsonl", ROWS[:1])
     result = CliRunner().invoke(
-        cli, [*args, "--queries", str(other), "--set", "controls", "--limit", "5", "--json"]
+        cli,
+        [
+            *args,
+            "--queries",
+            str(other),
+            "--set",
+            "controls",
+            "--set",
+            "list-controls",
+            "--limit",
+            "5",
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["query_sets"] == {"controls": 5, "mine": 3, "other": 1}
+    assert json.loads(result.stdout)["query_sets"] == {
+        "controls": 5,
+        "list-controls": 5,
+        "mine": 3,
+        "other": 1,
+    }
     table = CliRunner().invoke(cli, args)
     assert table.exit_code == 0 and "mine" in table.output and "queries: {'mine': 3}" in table.output
 

@@ -263,7 +263,12 @@ def _every_control() -> tuple[dict[str, object], ...]:
 
 def _every_text() -> tuple[dict[str, object], ...]:
     """Every hand-written control, the abbreviation controls (which name no provisions) included."""
-    return _every_control() + controls("abbreviation_controls.jsonl") + controls("word_sense_controls.jsonl")
+    return (
+        _every_control()
+        + controls("abbreviation_controls.jsonl")
+        + controls("word_sense_controls.jsonl")
+        + controls("list_controls.jsonl")
+    )
 
 
 def test_control_set_is_valid() -> None:
@@ -348,6 +353,30 @@ def test_word_sense_control_set_is_valid() -> None:
         assert isinstance(friend["article"], int) and friend["article"] not in articles, item["id"]
         assert str(friend["word"]).lower() in str(item["text"]).lower(), item["id"]
         assert 5 <= len(_words(str(item["text"]))) <= 60 and str(item["note"]).strip(), item["id"]
+        assert _norm(str(item["text"])).lower() not in known, item["id"]
+
+
+def test_list_control_set_is_valid() -> None:
+    """Policy lists as a Word or PDF list is stored: a lead-in that introduces the list (a colon at its end, six
+    words or more, as the audit reads one), then two items or more, one a line, each after its marker."""
+    from compliance.connectors.lists import lead_in_sentence
+
+    items = controls("list_controls.jsonl")
+    assert len(items) >= 40
+    ids = [str(item["id"]) for item in items]
+    assert len(set(ids)) == len(ids) and all(re.fullmatch(r"list-\d{3}", i) for i in ids)
+    known = {
+        _norm(str(item["text"])).lower() for item in _every_text() if not str(item["id"]).startswith("list-")
+    }
+    for item in items:
+        assert set(item) == {"id", "text", "articles", "note"}, item
+        articles = item["articles"]
+        assert isinstance(articles, list) and 1 <= len(articles) <= 5 and len(set(articles)) == len(articles)
+        assert all(isinstance(a, int) and 1 <= a <= 99 for a in articles), item["id"]
+        lead, *lines = str(item["text"]).split("\n")
+        assert lead_in_sentence(lead) is not None and len(lines) >= 2, item["id"]
+        assert all(re.match(r"(?:- |\d{1,2}\. )\S", line) for line in lines), item["id"]
+        assert 20 <= len(_words(str(item["text"]))) <= 160 and str(item["note"]).strip(), item["id"]
         assert _norm(str(item["text"])).lower() not in known, item["id"]
 
 

@@ -26,6 +26,7 @@ BUILT_IN_SETS = (
     "security-controls",
     "abbreviation-controls",
     "word-sense-controls",
+    "list-controls",
 )
 
 _EXPORTS = {

@@ -38,6 +38,7 @@ __all__ = [
     "gdprhub_path",
     "gdprhub_split",
     "labelled_query_set",
+    "list_controls_query_set",
     "load_gdprhub",
     "security_controls_query_set",
     "word_sense_controls_query_set",
@@ -226,6 +227,19 @@ def word_sense_controls_query_set() -> QuerySet:
         queries,
         gold,
         "hand-written controls that use a GDPR word in another sense, with their GDPR articles",
+    )
+
+
+def list_controls_query_set() -> QuerySet:
+    """The hand-written policy lists shipped with the package: a lead-in ending in a colon, then its items as a
+    Word or PDF list is stored (one paragraph, an item a line: "- the provider acts only on our written
+    instructions;"), with the GDPR articles the whole list implements (``compliance/evaluation/data/controls.md``)."""
+    queries, gold = _labelled_rows(bundled_data("list_controls.jsonl"))
+    return QuerySet(
+        "list-controls",
+        queries,
+        gold,
+        "hand-written policy lists (a lead-in and its items) with the GDPR articles they implement",
     )
 
 

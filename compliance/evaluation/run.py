@@ -20,6 +20,7 @@ from compliance.evaluation.queries import (
     gdprhub_path,
     gdprhub_query_set,
     labelled_query_set,
+    list_controls_query_set,
     load_gdprhub,
     security_controls_query_set,
     word_sense_controls_query_set,
@@ -117,6 +118,8 @@ def build_query_sets(
         out.append(abbreviation_controls_query_set())
     if "word-sense-controls" in sets:
         out.append(word_sense_controls_query_set())
+    if "list-controls" in sets:
+        out.append(list_controls_query_set())
     articles = {a.number for a in data.articles}
     for path in query_files:
         qs = labelled_query_set(path)
