@@ -47,11 +47,11 @@ endif
 	# The officer's view: the coverage and gap report (HTML, one file) and a screenshot of it in headless Chromium.
 	$(DEMO_ENV) $(BIN)/compliance report --format html --out $(DEMO_HOME)/coverage-gdpr.html
 	$(DEMO_ENV) $(BIN)/compliance report --format xlsx --out $(DEMO_HOME)/coverage-gdpr.xlsx
-	-$(PY) -m tools.screenshot $(DEMO_HOME)/coverage-gdpr.html $(DEMO_HOME)/coverage-gdpr.png
+	-$(PY) -m tools.screenshot --optional $(DEMO_HOME)/coverage-gdpr.html $(DEMO_HOME)/coverage-gdpr.png
 	@echo
 	@echo "Demo database:   $(DEMO_HOME)/compliance.db  (SQLite)"
 	@echo "Links exported:  $(DEMO_HOME)/links.xlsx  (fill in 'decision', then: compliance links import FILE)"
-	@echo "Coverage report: $(DEMO_HOME)/coverage-gdpr.html  (and .xlsx; screenshot: coverage-gdpr.png)"
+	@echo "Coverage report: $(DEMO_HOME)/coverage-gdpr.html  (and .xlsx)"
 	@echo "Explore:         COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance documents list"
 	@echo "                 COMPLIANCE_HOME=$(DEMO_HOME) $(BIN)/compliance alerts list"
 
