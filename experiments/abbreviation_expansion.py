@@ -32,24 +32,16 @@ def realistic_query_sets() -> dict[str, QuerySet]:
     """The realistic sets by name: the hand-written control sets, and the GDPRhub case facts and lead summaries of
     each half when the development file is there."""
     from compliance.evaluation.queries import (
-        abbreviation_controls_query_set,
+        BUNDLED_SETS,
         controls_query_set,
         gdprhub_lead_query_set,
         gdprhub_path,
         gdprhub_query_set,
-        list_controls_query_set,
         load_gdprhub,
-        security_controls_query_set,
-        word_sense_controls_query_set,
     )
 
-    sets = {
-        "abbreviation-controls": abbreviation_controls_query_set(),
-        "controls": controls_query_set(),
-        "list-controls": list_controls_query_set(),
-        "security-controls": security_controls_query_set(),
-        "word-sense-controls": word_sense_controls_query_set(),
-    }
+    built = {"controls": controls_query_set(), **{name: build() for name, build in BUNDLED_SETS.items()}}
+    sets = dict(sorted(built.items()))
     hub = gdprhub_path()
     if hub is not None:
         rows = load_gdprhub(hub)

@@ -86,6 +86,10 @@ def test_the_shipped_control_set_is_package_data() -> None:
     friends = false_friends()
     assert set(friends) == set(senses.gold)
     assert all(friends[q] not in gold for q, gold in senses.gold.items())
+    from compliance.evaluation import BUILT_IN_SETS
+    from compliance.evaluation.queries import BUNDLED_SETS
+
+    assert set(BUNDLED_SETS) <= set(BUILT_IN_SETS)  # the command line offers every bundled set
     lists = list_controls_query_set()
     assert lists.name == "list-controls" and len(lists) >= 40
     assert all("\n" in text and text.split("\n")[0].endswith(":") for text in lists.queries.values())

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -27,6 +27,7 @@ from compliance.evaluation.evaluator import QuerySet
 from compliance.models.data import Example
 
 __all__ = [
+    "BUNDLED_SETS",
     "GDPRHUB_FILE",
     "abbreviation_controls_query_set",
     "bundled_data",
@@ -203,15 +204,19 @@ def controls_query_set(path: Path | None = None) -> QuerySet:
     )
 
 
+def _bundled_query_set(file: str, name: str, description: str) -> QuerySet:
+    """A labelled set shipped in ``compliance/evaluation/data``."""
+    queries, gold = _labelled_rows(bundled_data(file))
+    return QuerySet(name, queries, gold, description)
+
+
 def abbreviation_controls_query_set() -> QuerySet:
     """The hand-written controls that use the profession's abbreviations (DPIA, DPO, RoPA, DSAR, SCCs, TOMs, LIA,
     TIA, MFA …) shipped with the package, written for the abbreviations' reading (``compliance/evaluation/data/
     controls.md``)."""
-    queries, gold = _labelled_rows(bundled_data("abbreviation_controls.jsonl"))
-    return QuerySet(
+    return _bundled_query_set(
+        "abbreviation_controls.jsonl",
         "abbreviation-controls",
-        queries,
-        gold,
         "hand-written controls that use data-protection abbreviations, with their GDPR articles",
     )
 
@@ -221,11 +226,9 @@ def word_sense_controls_query_set() -> QuerySet:
     a production change, source code, TLS certificates, a configuration profile …) shipped with the package, each
     with the article a reader of the word alone would pick (``false_friend``: :func:`false_friends`), written before
     any model was scored on them (``compliance/evaluation/data/controls.md``)."""
-    queries, gold = _labelled_rows(bundled_data("word_sense_controls.jsonl"))
-    return QuerySet(
+    return _bundled_query_set(
+        "word_sense_controls.jsonl",
         "word-sense-controls",
-        queries,
-        gold,
         "hand-written controls that use a GDPR word in another sense, with their GDPR articles",
     )
 
@@ -234,11 +237,9 @@ def list_controls_query_set() -> QuerySet:
     """The hand-written policy lists shipped with the package: a lead-in ending in a colon, then its items as a
     Word or PDF list is stored (one paragraph, an item a line: "- the provider acts only on our written
     instructions;"), with the GDPR articles the whole list implements (``compliance/evaluation/data/controls.md``)."""
-    queries, gold = _labelled_rows(bundled_data("list_controls.jsonl"))
-    return QuerySet(
+    return _bundled_query_set(
+        "list_controls.jsonl",
         "list-controls",
-        queries,
-        gold,
         "hand-written policy lists (a lead-in and its items) with the GDPR articles they implement",
     )
 
@@ -256,10 +257,17 @@ def security_controls_query_set() -> QuerySet:
     """The hand-written technical and organisational security controls shipped with the package (backups,
     firewalls, patching, MFA, logging, physical access …: what a security control framework maps to the GDPR),
     written apart from the control set and after it (``compliance/evaluation/data/controls.md``)."""
-    queries, gold = _labelled_rows(bundled_data("security_controls.jsonl"))
-    return QuerySet(
+    return _bundled_query_set(
+        "security_controls.jsonl",
         "security-controls",
-        queries,
-        gold,
         "hand-written security controls (technical and organisational measures) with their GDPR articles",
     )
+
+
+#: the hand-written sets shipped with the package beside the control set, by name (``compliance evaluate --set``)
+BUNDLED_SETS: dict[str, Callable[[], QuerySet]] = {
+    "security-controls": security_controls_query_set,
+    "abbreviation-controls": abbreviation_controls_query_set,
+    "word-sense-controls": word_sense_controls_query_set,
+    "list-controls": list_controls_query_set,
+}

@@ -12,7 +12,7 @@ from compliance.errors import ConfigurationError
 from compliance.evaluation import BUILT_IN_SETS
 from compliance.evaluation.evaluator import ArticleEvaluator, ArticleRanker, QuerySet
 from compliance.evaluation.queries import (
-    abbreviation_controls_query_set,
+    BUNDLED_SETS,
     controls_query_set,
     examples_query_set,
     gdprhub_article_counts,
@@ -20,10 +20,7 @@ from compliance.evaluation.queries import (
     gdprhub_path,
     gdprhub_query_set,
     labelled_query_set,
-    list_controls_query_set,
     load_gdprhub,
-    security_controls_query_set,
-    word_sense_controls_query_set,
 )
 from compliance.evaluation.rankers import (
     BM25Ranker,
@@ -112,14 +109,7 @@ def build_query_sets(
                 out.append(gdprhub_lead_query_set(rows, "test"))
     if "controls" in sets:
         out.append(controls_query_set(controls))
-    if "security-controls" in sets:
-        out.append(security_controls_query_set())
-    if "abbreviation-controls" in sets:
-        out.append(abbreviation_controls_query_set())
-    if "word-sense-controls" in sets:
-        out.append(word_sense_controls_query_set())
-    if "list-controls" in sets:
-        out.append(list_controls_query_set())
+    out.extend(build() for name, build in BUNDLED_SETS.items() if name in sets)
     articles = {a.number for a in data.articles}
     for path in query_files:
         qs = labelled_query_set(path)
