@@ -360,3 +360,46 @@ def test_keyword_negatives_are_an_articles_rarest_words_in_order(
 def _in_order(keys: list[str], words: list[str]) -> bool:
     it = iter(words)
     return all(any(k == w for w in it) for k in keys)
+
+
+def test_a_recital_of_several_articles_gives_each_sentence_to_the_articles_it_speaks_of(
+    gdpr: tuple[Law, dict[int, list[int]]],
+) -> None:
+    from compliance.models.data import _alignment_scorer, align_recital_sentences
+
+    law, rmap = gdpr
+    assert sorted(a for a, recs in rmap.items() if 39 in recs) == [5, 6, 30]
+    assert sorted(a for a, recs in rmap.items() if 65 in recs) == [16, 17]
+    articles = article_units(law)
+    scorer = _alignment_scorer(articles, {a.number: list(a.units) for a in articles})
+    erasure_limits = (
+        "In order to ensure that the personal data are not kept longer than necessary, time limits should be "
+        "established by the controller for erasure or for a periodic review."
+    )
+    forgotten = (
+        "In particular, a data subject should have the right to have his or her personal data erased and no "
+        "longer processed where the personal data are no longer necessary in relation to the purposes for "
+        "which they are collected or otherwise processed."
+    )
+    assert align_recital_sentences([erasure_limits], [5, 6, 30], scorer, 0.8) == [[5]]
+    assert align_recital_sentences([forgotten], [16, 17], scorer, 0.8) == [[17]]
+    # a sentence sharing no indexed term with either article goes to both; one article alone keeps it
+    assert align_recital_sentences(["Zebra quokka."], [16, 17], scorer, 0.8) == [[16, 17]]
+    assert align_recital_sentences([forgotten], [16], scorer, 0.8) == [[16]]
+    # share 0 keeps every article whose score is not negative: all of them
+    assert align_recital_sentences([forgotten], [16, 17], scorer, 0.0) == [[16, 17]]
+
+    plain = build_training_data(law, rmap, DataConfig())
+    aligned = build_training_data(law, rmap, DataConfig(recital_alignment=0.8))
+    in_group = {
+        name: {n: {e.text for e in data.train if e.labels == (n,)} for n in (16, 17)}
+        for name, data in (("plain", plain), ("aligned", aligned))  # recital 65 is a training recital
+    }
+    assert any("erased and no longer processed" in t for t in in_group["plain"][16])
+    assert not any("erased and no longer processed" in t for t in in_group["aligned"][16])
+    assert any("erased and no longer processed" in t for t in in_group["aligned"][17])
+    # the held-out sets do not change: the alignment only chooses which training group a sentence joins
+    assert [e.id for e in plain.qr] == [e.id for e in aligned.qr]
+    assert [e.id for e in plain.qa] == [e.id for e in aligned.qa]
+    with pytest.raises(ConfigurationError):
+        DataConfig(recital_alignment=1.5)

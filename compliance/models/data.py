@@ -38,6 +38,7 @@ __all__ = [
     "DataConfig",
     "Example",
     "TrainingData",
+    "align_recital_sentences",
     "article_units",
     "build_training_data",
     "load_extra_examples",
@@ -121,6 +122,13 @@ class DataConfig:
             "provide copy undergoing" of Art. 15(3), "list kind impact" of Art. 35(4)): an article's words without
             their sentence must not be enough to give it, as an unlikelihood term like ``negative_acts``'
             (keyword-only inputs, after MASKER). 0: none.
+        recital_alignment: a recital the map pairs with several articles gives each of its sentences only to the
+            articles whose own text the sentence matches best: BM25 over each article's title and training
+            units (:func:`align_recital_sentences`), every article whose score reaches this share of the best
+            one's; a sentence that shares no term with any of them goes to all, as before. 0: every sentence to
+            every article of its recital (seed 000's enrichment). Recital 39 is paired with Arts. 5, 6 and 30;
+            its sentence on time limits for erasure taught Art. 30 what storage limitation (Art. 5(1)(e)) is,
+            and recital 65's sentences on erasure taught Art. 16 (rectification) as much as Art. 17.
     """
 
     min_k: int = 64
@@ -143,6 +151,7 @@ class DataConfig:
     restated: bool = False
     public_duties: bool = True
     keyword_negatives: int = 0
+    recital_alignment: float = 0.0
 
     def __post_init__(self) -> None:
         if self.min_k < 1:
@@ -156,10 +165,11 @@ class DataConfig:
             or self.negatives_per_article < 0
             or self.negative_weight < 0
             or self.keyword_negatives < 0
+            or not 0.0 <= self.recital_alignment <= 1.0
         ):
             raise ConfigurationError(
                 "negative_min_share must be in (0, 1]; negatives_per_article, negative_weight and "
-                "keyword_negatives >= 0"
+                "keyword_negatives >= 0; recital_alignment in [0, 1]"
             )
         # stored as JSON lists, given back as tuples
         object.__setattr__(self, "parallel_acts", tuple(self.parallel_acts))
@@ -316,6 +326,39 @@ def _lexical_documents(
         )
         for a in articles
     }
+
+
+def _alignment_scorer(
+    articles: Sequence[ArticleUnits], train_units: Mapping[int, Sequence[str]]
+) -> LexicalArticleScorer:
+    """BM25 over each article's title and its own training units (no recital, no restatement): what a recital
+    sentence is compared with to find which of its articles it speaks of."""
+    from compliance.models.lexical import LexicalArticleScorer
+
+    return LexicalArticleScorer(
+        _lexical_documents(articles, train_units, {}), stopwords="en_plus", numbers=False
+    )
+
+
+def align_recital_sentences(
+    sentences: Sequence[str], articles: Sequence[int], scorer: LexicalArticleScorer, share: float
+) -> list[list[int]]:
+    """For each of a recital's ``sentences``, the ``articles`` (those the map pairs with the recital) it speaks
+    of: each whose BM25 score against ``scorer``'s article documents reaches ``share`` of the best one's; all of
+    them when the sentence shares no term with any."""
+    known = [a for a in articles if a in scorer.documents]
+    if len(known) < 2 or not sentences:
+        return [list(articles)] * len(sentences)
+    columns = [scorer.labels.index(a) for a in known]
+    scores = scorer.scores(list(sentences))[:, columns]
+    owners: list[list[int]] = []
+    for row in scores:
+        best = float(row.max())
+        if best <= 0:
+            owners.append(list(articles))
+        else:
+            owners.append([a for a, v in zip(known, row, strict=True) if float(v) >= share * best])
+    return owners
 
 
 def restated_units(train_units: Mapping[int, Sequence[str]]) -> dict[int, list[str]]:
@@ -597,6 +640,9 @@ def build_training_data(
     qr: list[Example] = []
     train_recital_sentences: dict[int, list[str]] = {}
     train_recitals: dict[int, list[str]] = {}
+    aligner: LexicalArticleScorer | None = None
+    if config.recitals and config.recital_alignment > 0:
+        aligner = _alignment_scorer(articles, train_units)
     for rec, arts in sorted(articles_of.items()):
         ex = Example(f"rec:{rec}", recital_text[rec], tuple(sorted(set(arts))), "recital")
         where = recital_split[rec]
@@ -608,9 +654,15 @@ def build_training_data(
             for art_no in arts:
                 train_recitals.setdefault(art_no, []).append(recital_text[rec])
         if where == "train" and config.recitals:
-            for art_no in arts:
+            sentences = [s for s in split_sentences(recital_text[rec]) if len(s.split()) >= 3]
+            owners = (
+                align_recital_sentences(sentences, sorted(set(arts)), aligner, config.recital_alignment)
+                if aligner is not None and len(set(arts)) > 1
+                else [sorted(set(arts))] * len(sentences)
+            )
+            for art_no in dict.fromkeys(arts):
                 train_recital_sentences.setdefault(art_no, []).extend(
-                    s for s in split_sentences(recital_text[rec]) if len(s.split()) >= 3
+                    s for s, own in zip(sentences, owners, strict=True) if art_no in own
                 )
 
     laws = _acts(config, acts)
