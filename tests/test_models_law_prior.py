@@ -95,3 +95,25 @@ def test_a_floor_under_the_duties_of_the_regulated(gdpr) -> None:  # type: ignor
     assert LawPriorConfig.from_dict({"addressee": 1, "citations": 2, "recitals": 2}).floor == 0.0
     with pytest.raises(ConfigurationError):
         LawPriorConfig(floor=2.0)
+
+
+def test_member_state_law_is_law_not_an_addressee(gdpr) -> None:  # type: ignore[no-untyped-def]
+    """ "Union or Member State data protection provisions" and "Member State law" name a body of law, not who acts:
+    the DPO's tasks (Art. 39: to monitor compliance with "Union or Member State data protection provisions") speak
+    to the organisation, and the floor lifts them; "Member States shall …" still counts."""
+    from compliance.models.law_prior import _INSTITUTIONS
+
+    assert _INSTITUTIONS.findall("compliance with Union or Member State data protection provisions") == []
+    assert (
+        _INSTITUTIONS.findall("laid down by Union or Member State law to which the controller is subject")
+        == []
+    )
+    assert _INSTITUTIONS.findall("Member States shall provide for") == ["Member States"]
+    assert _INSTITUTIONS.findall("the Member State of the main establishment") == ["Member State"]
+    law, rmap = gdpr
+    labels = list(range(1, 100))
+    prior = build_law_prior(
+        law, rmap, labels, LawPriorConfig(1, 2, 2, floor=0.01, floor_addressee=0.7), exempt=(5,)
+    )
+    assert prior.explain(39)["addressee"] >= 0.7 and 39 in prior.floored
+    assert 97 not in prior.floored and prior.explain(97)["addressee"] < 0.2

@@ -8,7 +8,9 @@ say how broadly an article applies, without any labelled case data:
 
 * **addressee** — how much the article speaks to controllers, processors and data subjects rather than to Member
   States, the Commission, the Board or supervisory authorities: ``(1 + actor mentions) / (1 + actor mentions +
-  institution mentions)``;
+  institution mentions)``; "Member State law" and "Member State (data protection) provisions" name a body of law,
+  not an institution, and are not counted (the DPO monitors compliance "with Union or Member State data protection
+  provisions", Art. 39(1)(b); a controller acts under "Union or Member State law", Art. 6(3));
 * **citations** — how many other articles refer to it (``1 +`` the in-degree of the citation graph; Articles 6, 9
   and the rights of Chapter III are referred to throughout), counting by default only the references that stand in
   a provision not addressed to public bodies alone (``cited_by="regulated"``): the supervisory authorities'
@@ -46,7 +48,8 @@ __all__ = ["LawPrior", "LawPriorConfig", "build_law_prior"]
 
 _ACTORS = re.compile(r"\b(?:controllers?|processors?|data subjects?)\b", re.IGNORECASE)
 _INSTITUTIONS = re.compile(
-    r"\b(?:Member States?|Commission|Board|supervisory authorit(?:y|ies)|Union institutions?)\b"
+    r"\b(?:Member States?(?! law| (?:data protection )?provisions)|Commission|Board|supervisory authorit(?:y|ies)"
+    r"|Union institutions?)\b"
 )
 
 
