@@ -117,3 +117,21 @@ def test_member_state_law_is_law_not_an_addressee(gdpr) -> None:  # type: ignore
     )
     assert prior.explain(39)["addressee"] >= 0.7 and 39 in prior.floored
     assert 97 not in prior.floored and prior.explain(97)["addressee"] < 0.2
+
+
+def test_priors_stored_before_read_member_state_law_as_before(gdpr) -> None:  # type: ignore[no-untyped-def]
+    """A stored configuration without ``member_state_law`` is one written before session 62: it counted "Member
+    State law" as an institution, and rebuilding its prior gives what it gave then."""
+    stored = {"addressee": 1, "citations": 2, "recitals": 2, "cited_by": "regulated", "floor": 0.01}
+    before = LawPriorConfig.from_dict(stored)
+    assert before.member_state_law == "institution" and LawPriorConfig().member_state_law == "law"
+    law, rmap = gdpr
+    labels = list(range(1, 100))
+    old = build_law_prior(law, rmap, labels, before, exempt=(5,))
+    new = build_law_prior(
+        law, rmap, labels, LawPriorConfig.from_dict({**stored, "member_state_law": "law"}), exempt=(5,)
+    )
+    assert old.explain(39)["addressee"] < 0.6 < 0.7 <= new.explain(39)["addressee"]
+    assert 39 not in old.floored and 39 in new.floored
+    with pytest.raises(ConfigurationError):
+        LawPriorConfig(member_state_law="sometimes")

@@ -201,6 +201,7 @@ def test_model_carries_the_law_prior(trained: tuple[Path, dict]) -> None:
         "cited_by": "regulated",
         "floor": 0.0,
         "floor_addressee": 0.7,
+        "member_state_law": "law",
     }
     assert cfg["law_prior"]["most_likely"]
     prior = np.asarray(cfg["inference"]["label_prior"])

@@ -428,3 +428,20 @@ def test_the_lexical_experts_terms_are_part_of_a_suggestions_version() -> None:
     clf.lexical = LexicalArticleScorer(clf.lexical.documents, k1=clf.lexical.k1, b=clf.lexical.b)
     before = suggestion_version(clf, ClassifierLinkConfig())
     assert now != before and now.split("/")[0] == before.split("/")[0]
+
+
+@pytest.mark.usefixtures("shipped_models")
+def test_the_law_priors_reading_of_member_state_law_is_part_of_a_suggestions_version() -> None:
+    """The shipped prior reads "Member State law" as law (session 62): its suggestions carry another version than
+    the same model's under the prior stored before, so `audit --rescore` compares them."""
+    pytest.importorskip("torch")
+    from compliance.app.audit import suggestion_version
+    from compliance.app.classifier import load_classifier
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+
+    clf = load_classifier(device="cpu")
+    assert clf.uses_prior and clf.meta["recipe"]["law_prior"]["member_state_law"] == "law"
+    now = suggestion_version(clf, ClassifierLinkConfig())
+    clf.meta["recipe"]["law_prior"].pop("member_state_law")
+    before = suggestion_version(clf, ClassifierLinkConfig())
+    assert now != before and now.split("/")[0] == before.split("/")[0]

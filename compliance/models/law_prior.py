@@ -51,6 +51,10 @@ _INSTITUTIONS = re.compile(
     r"\b(?:Member States?(?! law| (?:data protection )?provisions)|Commission|Board|supervisory authorit(?:y|ies)"
     r"|Union institutions?)\b"
 )
+#: the reading of every prior before session 62: "Member State law" counted as an institution mention
+_INSTITUTIONS_BEFORE = re.compile(
+    r"\b(?:Member States?|Commission|Board|supervisory authorit(?:y|ies)|Union institutions?)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -67,11 +71,18 @@ class LawPriorConfig:
     floor: float = 0.0
     #: the addressee signal from which an article speaks to the regulated (it must also name one of them)
     floor_addressee: float = 0.7
+    #: what "Member State law" and "Member State (data protection) provisions" are to the addressee signal: ``"law"``
+    #: (not an institution mention; session 62) or ``"institution"`` (counted, as every prior before)
+    member_state_law: str = "law"
 
     def __post_init__(self) -> None:
         if self.cited_by not in ("regulated", "all"):
             raise ConfigurationError(
                 f"law prior: cited_by must be 'regulated' or 'all', not {self.cited_by!r}"
+            )
+        if self.member_state_law not in ("law", "institution"):
+            raise ConfigurationError(
+                f"law prior: member_state_law must be 'law' or 'institution', not {self.member_state_law!r}"
             )
         if not 0.0 <= self.floor <= 1.0 or not 0.0 <= self.floor_addressee <= 1.0:
             raise ConfigurationError(
@@ -81,8 +92,8 @@ class LawPriorConfig:
     @classmethod
     def from_dict(cls, stored: Mapping[str, Any]) -> LawPriorConfig:
         """A stored configuration; one without ``cited_by`` was written before it existed and counted every
-        reference."""
-        return cls(**{"cited_by": "all", **stored})
+        reference, one without ``member_state_law`` counted "Member State law" as an institution."""
+        return cls(**{"cited_by": "all", "member_state_law": "institution", **stored})
 
     def to_dict(self) -> dict[str, float | str]:
         return asdict(self)
@@ -151,6 +162,7 @@ def build_law_prior(
     }
     cites = citation_counts(law, regulated_only=cfg.cited_by == "regulated")
     rmap = recital_map or {}
+    institution_pattern = _INSTITUTIONS if cfg.member_state_law == "law" else _INSTITUTIONS_BEFORE
     addressee: list[float] = []
     n_cites: list[int] = []
     n_recitals: list[int] = []
@@ -159,7 +171,7 @@ def build_law_prior(
     for a in labels:
         text = texts.get(int(a), "")
         actors = len(_ACTORS.findall(text))
-        institutions = len(_INSTITUTIONS.findall(text))
+        institutions = len(institution_pattern.findall(text))
         addressee.append((1.0 + actors) / (1.0 + actors + institutions))
         n_cites.append(int(cites.get(int(a), 0)))
         n_recitals.append(len(set(rmap.get(int(a), ()))))

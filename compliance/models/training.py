@@ -156,7 +156,9 @@ _R_LITERAL = Recipe(
     epochs=2,
     freeze_layers=0,
     soup=3,
-    law_prior=LawPriorConfig(addressee=1, citations=1, recitals=1, cited_by="all"),
+    law_prior=LawPriorConfig(
+        addressee=1, citations=1, recitals=1, cited_by="all", member_state_law="institution"
+    ),
 )
 #: ... and every training sentence also restated in a policy's words ("we", "supplier", "privacy notice",
 #: "must"; compliance.models.restate), from the GDPR's own text alone: the default since 26 November 2026, its
