@@ -971,10 +971,9 @@ def suggestion_version(
     lexical = classifier.lexical if classifier.uses_lexical else None
     if lexical is not None and lexical.analysis != lexical.DEFAULT_ANALYSIS:
         scoring["lexical_terms"] = lexical.analysis
+    # the law prior reads "Member State law" as law, not as an institution (session 62)
     law_prior = (classifier.meta.get("recipe") or {}).get("law_prior") or {}
-    if (
-        classifier.uses_prior and law_prior.get("member_state_law") == "law"
-    ):  # "Member State law" is law (s. 62)
+    if classifier.uses_prior and law_prior.get("member_state_law") == "law":
         scoring["member_state_law"] = "law"
     if classifier.uses_passages:  # the law's paragraphs and points as an expert of the ensemble (session 52)
         assert classifier.passages is not None

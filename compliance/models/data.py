@@ -655,10 +655,11 @@ def build_training_data(
                 train_recitals.setdefault(art_no, []).append(recital_text[rec])
         if where == "train" and config.recitals:
             sentences = [s for s in split_sentences(recital_text[rec]) if len(s.split()) >= 3]
+            paired = sorted(set(arts))
             owners = (
-                align_recital_sentences(sentences, sorted(set(arts)), aligner, config.recital_alignment)
-                if aligner is not None and len(set(arts)) > 1
-                else [sorted(set(arts))] * len(sentences)
+                align_recital_sentences(sentences, paired, aligner, config.recital_alignment)
+                if aligner is not None
+                else [paired] * len(sentences)
             )
             for art_no in dict.fromkeys(arts):
                 train_recital_sentences.setdefault(art_no, []).extend(

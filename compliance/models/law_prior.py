@@ -47,14 +47,13 @@ from compliance.rules.references import citation_counts
 __all__ = ["LawPrior", "LawPriorConfig", "build_law_prior"]
 
 _ACTORS = re.compile(r"\b(?:controllers?|processors?|data subjects?)\b", re.IGNORECASE)
-_INSTITUTIONS = re.compile(
-    r"\b(?:Member States?(?! law| (?:data protection )?provisions)|Commission|Board|supervisory authorit(?:y|ies)"
-    r"|Union institutions?)\b"
+_INSTITUTION_WORDS = (
+    r"\b(?:Member States?{}|Commission|Board|supervisory authorit(?:y|ies)|Union institutions?)\b"
 )
+#: "Member State law" and "Member State (data protection) provisions" are law, not an institution (session 62)
+_INSTITUTIONS = re.compile(_INSTITUTION_WORDS.format(r"(?! law| (?:data protection )?provisions)"))
 #: the reading of every prior before session 62: "Member State law" counted as an institution mention
-_INSTITUTIONS_BEFORE = re.compile(
-    r"\b(?:Member States?|Commission|Board|supervisory authorit(?:y|ies)|Union institutions?)\b"
-)
+_INSTITUTIONS_BEFORE = re.compile(_INSTITUTION_WORDS.format(""))
 
 
 @dataclass(frozen=True)
