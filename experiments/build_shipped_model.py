@@ -238,7 +238,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     from compliance.models.classifier import load
     from compliance.models.compact import heldout_figures
     from compliance.models.data import DataConfig, build_training_data
-    from compliance.models.passages import PASSAGE_VECTORS_FILE, PASSAGES_FILE
+    from compliance.models.passages import PASSAGE_VECTORS_FILE, PASSAGES_FILE, PassageExpert
     from compliance.models.training import (
         attach_passages,
         calibration_band,
@@ -357,11 +357,14 @@ def refresh_scoring(args: argparse.Namespace) -> None:
         "trained_at": teacher_trained.group(1) if teacher_trained else None,
     }
     figures = {"teacher": metrics["teacher"]["heldout_final_recomputed"], "student": metrics["heldout_final"]}
+    # the stored passage vectors are the same encoder's: a passage whose text is unchanged keeps its vector, so
+    # that a refresh leaves passages.npy byte for byte as it was unless the law's passages changed
+    known = PassageExpert.load(out) if (out / PASSAGES_FILE).exists() else None
     for stale in (PASSAGES_FILE, PASSAGE_VECTORS_FILE):
         (out / stale).unlink(missing_ok=True)
     if recipe.passage_weight > 0:
         attach_passages(
-            student, law, recipe.passage_weight, data, recital_map if recipe.data.recitals else None
+            student, law, recipe.passage_weight, data, recital_map if recipe.data.recitals else None, known
         )
         assert student.passages is not None
         student.passages.save(out)

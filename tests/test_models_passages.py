@@ -108,3 +108,41 @@ def test_vectors_of_gives_the_stored_vectors_of_passages_of_its_law_version() ->
     assert expert.vectors_of(["c", "not a passage"], "v1") is None
     assert expert.vectors_of(["c"], None) is None
     assert PassageExpert(("art:5",), ("a",), None, {"law_checksum": "v1"}).vectors_of(["a"], "v1") is None
+
+
+def test_known_vectors_are_reused_and_only_new_passages_embedded() -> None:
+    pytest.importorskip("torch")
+
+    class _Counting(_Encoder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.texts: list[str] = []
+
+        def embed(self, texts: list[str]) -> Any:
+            self.texts += texts
+            return super().embed(texts)
+
+    known = _expert()  # texts a, b, c, d with their own vectors
+    encoder = _Counting()
+    again = PassageExpert(("art:5", "art:7", "art:32"), ("c", "new", "a"), None, {"law": "gdpr"})
+    got = again.embedded_by(encoder, known)  # type: ignore[arg-type]
+    assert encoder.texts == ["new"] and encoder.seen == [False]  # only the new text, in full precision
+    assert known.vectors is not None and got.vectors is not None and got.vectors.dtype == np.float32
+    np.testing.assert_array_equal(got.vectors[0], known.vectors[2])
+    np.testing.assert_array_equal(got.vectors[2], known.vectors[0])
+    np.testing.assert_allclose(got.vectors[1], np.full(3, 3**-0.5), rtol=1e-6)
+    # every text known: nothing embedded at all
+    encoder.texts.clear()
+    same = PassageExpert(known.keys, known.texts).embedded_by(encoder, known)  # type: ignore[arg-type]
+    assert encoder.texts == [] and same.vectors is not None
+    np.testing.assert_array_equal(same.vectors, known.vectors)
+    # a text under two provisions (a recital's window under each article it explains) keeps each one's own row
+    twice = PassageExpert(("art:5/rec:1", "art:6/rec:1"), ("r", "r"), _unit([1, 0, 0], [1, 1e-3, 0]))
+    assert twice.vectors is not None
+    back = PassageExpert(("art:6/rec:1", "art:5/rec:1"), ("r", "r")).embedded_by(encoder, twice)  # type: ignore[arg-type]
+    assert back.vectors is not None and encoder.texts == []
+    np.testing.assert_array_equal(back.vectors, twice.vectors[[1, 0]])
+    # vectors of another width cannot be mixed with the encoder's
+    narrow = PassageExpert(("art:5",), ("a",), np.ones((1, 2), dtype=np.float32))
+    with pytest.raises(ModelError, match="2 dimensions"):
+        PassageExpert(("art:5", "art:6"), ("a", "z")).embedded_by(encoder, narrow)  # type: ignore[arg-type]

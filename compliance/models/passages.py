@@ -68,17 +68,42 @@ class PassageExpert:
         """Each passage's article number."""
         return [int(k.split("/", 1)[0].removeprefix("art:")) for k in self.keys]
 
-    def embedded_by(self, encoder: Encoder) -> PassageExpert:
+    def embedded_by(self, encoder: Encoder, known: PassageExpert | None = None) -> PassageExpert:
         """The same passages with their vectors by ``encoder`` (in full precision, whatever the encoder's autocast
-        setting, so that the stored vectors do not depend on the machine that saved them)."""
-        with encoder.lock:  # the autocast setting is the encoder's: no other thread embeds meanwhile
-            bf16 = encoder.use_bf16
-            try:
-                encoder.use_bf16 = False
-                vectors = encoder.embed(list(self.texts)).numpy() if self.texts else np.zeros((0, 1))
-            finally:
-                encoder.use_bf16 = bf16
-        return PassageExpert(self.keys, self.texts, np.asarray(vectors, dtype=np.float32), dict(self.source))
+        setting, so that the stored vectors do not depend on the machine that saved them).
+
+        ``known``: an expert whose vectors the same encoder gave (the model directory's, when only the law-derived
+        scoring is refreshed): a passage whose text it holds takes its stored vector, so that a refresh embeds only
+        the passages that changed and leaves the stored vectors exactly as they were."""
+        have: dict[str, int] = {}  # text → a row of known (the row of the same provision first: a recital's
+        mine: dict[tuple[str, str], int] = {}  # windows repeat under each article it explains)
+        if known is not None and known.vectors is not None:
+            have = {t: i for i, t in enumerate(known.texts)}
+            mine = {(k, t): i for i, (k, t) in enumerate(zip(known.keys, known.texts, strict=True))}
+        todo = [i for i, t in enumerate(self.texts) if t not in have]
+        fresh = np.zeros((0, 1), dtype=np.float32)
+        if todo:
+            with encoder.lock:  # the autocast setting is the encoder's: no other thread embeds meanwhile
+                bf16 = encoder.use_bf16
+                try:
+                    encoder.use_bf16 = False
+                    fresh = np.asarray(encoder.embed([self.texts[i] for i in todo]).numpy(), dtype=np.float32)
+                finally:
+                    encoder.use_bf16 = bf16
+        if not self.texts:
+            return PassageExpert(self.keys, self.texts, fresh, dict(self.source))
+        dim = fresh.shape[1] if todo else known.vectors.shape[1]  # type: ignore[union-attr]
+        vectors = np.zeros((len(self.texts), dim), dtype=np.float32)
+        if todo:
+            vectors[todo] = fresh
+        reused = [i for i, t in enumerate(self.texts) if t in have]
+        if reused:
+            assert known is not None and known.vectors is not None
+            if known.vectors.shape[1] != dim:
+                raise ModelError(f"known passage vectors have {known.vectors.shape[1]} dimensions, not {dim}")
+            rows = [mine.get((self.keys[i], self.texts[i]), have[self.texts[i]]) for i in reused]
+            vectors[reused] = known.vectors[rows]
+        return PassageExpert(self.keys, self.texts, vectors, dict(self.source))
 
     def vectors_of(self, texts: Sequence[str], law_checksum: str | None) -> np.ndarray | None:
         """The stored vectors of ``texts`` (one row per text, in their order) when every one of them is a passage
@@ -164,20 +189,21 @@ def build_passage_expert(
     *,
     recital_map: Mapping[int, Sequence[int]] | None = None,
     words: int = PASSAGE_WORDS,
+    known: PassageExpert | None = None,
 ) -> PassageExpert:
     """The passages of every article of ``law`` (its paragraphs and points, :func:`provision_passages`) and, with a
     ``recital_map`` (article → recitals), the recitals that explain each article, as passages of that article
     (``art:32/rec:83``: a recital explaining several articles is a passage of each), with their vectors by
-    ``encoder``."""
+    ``encoder`` (those ``known`` holds reused: :meth:`PassageExpert.embedded_by`)."""
     from compliance.rules.passages import provision_passages, windows_of
 
     texts, owners = provision_passages(law, [a.key for a in law.articles], words)
     recitals = 0
-    known = {p.key for p in law.provisions}
+    provisions = {p.key for p in law.provisions}
     for article, numbers in sorted((recital_map or {}).items()):
         for number in numbers:
             key = f"rec:{number}"
-            if key in known:
+            if key in provisions:
                 windows_of(law.text_of(key), f"art:{article}/{key}", words, texts, owners)
                 recitals += 1
     source = {
@@ -186,4 +212,4 @@ def build_passage_expert(
         "passage_words": words,
         "recitals": recitals,
     }
-    return PassageExpert(tuple(owners), tuple(texts), None, source).embedded_by(encoder)
+    return PassageExpert(tuple(owners), tuple(texts), None, source).embedded_by(encoder, known)

@@ -40,6 +40,7 @@ from compliance.runtime import autocast, length_sorted_batches, mean_pool
 if TYPE_CHECKING:  # pragma: no cover
     from compliance.models.classifier import ArticleClassifier
     from compliance.models.encoder import Encoder
+    from compliance.models.passages import PassageExpert
     from compliance.models.reviews import ReviewedItem
 
 __all__ = [
@@ -961,14 +962,16 @@ def attach_passages(
     weight: float,
     data: TrainingData,
     recital_map: Mapping[int, Sequence[int]] | None = None,
+    known: PassageExpert | None = None,
 ) -> None:
     """Give ``clf`` the passage expert over ``law``'s paragraphs and points (and the recitals ``recital_map``
     assigns to each article, less those ``data`` holds out: :func:`training_recital_map`) at ``weight``
     (:mod:`compliance.models.passages`), recorded in its ``meta`` (``passages``: the law, its checksum, the passage
-    words, the recitals and the passages counted)."""
+    words, the recitals and the passages counted). ``known``: passages ``clf``'s encoder embedded before, whose
+    vectors are reused for the same texts."""
     from compliance.models.passages import build_passage_expert
 
     recitals = training_recital_map(recital_map, data) if recital_map is not None else None
-    clf.passages = build_passage_expert(law, clf.encoder, recital_map=recitals)
+    clf.passages = build_passage_expert(law, clf.encoder, recital_map=recitals, known=known)
     clf.config = replace(clf.config, passage_weight=weight)
     clf.meta["passages"] = {**clf.passages.source, "count": len(clf.passages.keys)}
