@@ -445,3 +445,35 @@ def test_the_law_priors_reading_of_member_state_law_is_part_of_a_suggestions_ver
     clf.meta["recipe"]["law_prior"].pop("member_state_law")
     before = suggestion_version(clf, ClassifierLinkConfig())
     assert now != before and now.split("/")[0] == before.split("/")[0]
+
+
+@pytest.mark.usefixtures("shipped_models")
+def test_every_number_of_the_scoring_is_part_of_a_suggestions_version() -> None:
+    """A scoring refreshed without retraining (the law prior's values, an expert's weight) leaves the weights'
+    checksum as it was: its suggestions still carry another version, so `audit --rescore` compares them; the batch
+    size, which changes no score, does not change it."""
+    pytest.importorskip("torch")
+    from dataclasses import replace
+
+    from compliance.app.audit import suggestion_version
+    from compliance.app.classifier import load_classifier
+    from compliance.linking.classifier_links import ClassifierLinkConfig
+
+    clf = load_classifier(device="cpu")
+    now = suggestion_version(clf, ClassifierLinkConfig())
+    config = clf.config
+    assert config.label_prior is not None and config.lexical_weight > 0
+    prior = list(config.label_prior)
+    prior[0], prior[1] = prior[1], prior[0]
+    changed = {
+        "label_prior": tuple(prior),
+        "lexical_weight": config.lexical_weight + 0.5,
+        "max_length": config.max_length // 2,
+        "citation_weight": config.citation_weight + 1.0,
+    }
+    for name, value in changed.items():
+        clf.config = replace(config, **{name: value})
+        other = suggestion_version(clf, ClassifierLinkConfig())
+        assert other != now and other.split("/")[0] == now.split("/")[0], name
+    clf.config = replace(config, batch_size=config.batch_size * 2)
+    assert suggestion_version(clf, ClassifierLinkConfig()) == now

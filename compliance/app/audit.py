@@ -926,7 +926,8 @@ def suggestion_version(
 ) -> str:
     """What made a classifier link, as stored in its ``model_version``: the model's identity (its weights) and a
     short digest of everything else that decides its score and status (temperature, review band, top-k, the
-    shortest paragraph classified). A link is stored once per (paragraph, provision, method, this), so a second
+    shortest paragraph classified, the rules of the link configuration and every number of the classifier's
+    inference configuration but its batch size). A link is stored once per (paragraph, provision, method, this), so a second
     audit with the same model and settings stores nothing twice, while a recalibrated model or a changed band
     gives new suggestions that ``audit --rescore`` compares with the old ones."""
     from compliance.artifacts import json_sha256
@@ -975,6 +976,11 @@ def suggestion_version(
     law_prior = (classifier.meta.get("recipe") or {}).get("law_prior") or {}
     if classifier.uses_prior and law_prior.get("member_state_law") == "law":
         scoring["member_state_law"] = "law"
+    # every number of the model's scoring as it is configured (the prior's values, the experts' weights, the windows,
+    # the umbrellas and consequences; not the batch size): a scoring refreshed without retraining, which leaves the
+    # weights' checksum as it was, gives new suggestions however few of the keys above it changes (session 63)
+    inference = {k: v for k, v in asdict(classifier.config).items() if k != "batch_size"}
+    scoring["inference"] = json_sha256(inference)[:12]
     if classifier.uses_passages:  # the law's paragraphs and points as an expert of the ensemble (session 52)
         assert classifier.passages is not None
         scoring["passages"] = {
