@@ -359,7 +359,7 @@ def refresh_scoring(args: argparse.Namespace) -> None:
     figures = {"teacher": metrics["teacher"]["heldout_final_recomputed"], "student": metrics["heldout_final"]}
     # the stored passage vectors are the same encoder's: a passage whose text is unchanged keeps its vector, so
     # that a refresh leaves passages.npy byte for byte as it was unless the law's passages changed
-    known = PassageExpert.load(out) if (out / PASSAGES_FILE).exists() else None
+    known = PassageExpert.load(out) if recipe.passage_weight > 0 and (out / PASSAGES_FILE).exists() else None
     for stale in (PASSAGES_FILE, PASSAGE_VECTORS_FILE):
         (out / stale).unlink(missing_ok=True)
     if recipe.passage_weight > 0:

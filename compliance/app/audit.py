@@ -925,25 +925,28 @@ def suggestion_version(
     classifier: ArticleClassifier, config: ClassifierLinkConfig, corroboration: float | None = None
 ) -> str:
     """What made a classifier link, as stored in its ``model_version``: the model's identity (its weights) and a
-    short digest of everything else that decides its score and status (temperature, review band, top-k, the
-    shortest paragraph classified, the rules of the link configuration and every number of the classifier's
-    inference configuration but its batch size). A link is stored once per (paragraph, provision, method, this), so a second
-    audit with the same model and settings stores nothing twice, while a recalibrated model or a changed band
-    gives new suggestions that ``audit --rescore`` compares with the old ones."""
+    short digest of everything else that decides its score and status: every number of the classifier's inference
+    configuration but its batch size (temperature, prior, the experts' weights, umbrellas, consequences, windows),
+    the review band, top-k, the shortest paragraph classified, the link rules and what the model's files hold
+    beyond its configuration (the lexical expert's terms, the law prior's reading, the passages' law version). A
+    link is stored once per (paragraph, provision, method, this), so a second audit with the same model and
+    settings stores nothing twice, while a recalibrated model, a refreshed scoring or a changed band gives new
+    suggestions that ``audit --rescore`` compares with the old ones."""
     from compliance.artifacts import json_sha256
 
     band = config.review_band or classifier.config.review_band
-    scoring = {
-        "temperature": classifier.config.temperature,
+    scoring: dict[str, Any] = {
+        # a scoring refreshed without retraining leaves the weights' checksum as it was (session 63)
+        "inference": json_sha256({k: v for k, v in asdict(classifier.config).items() if k != "batch_size"})[
+            :12
+        ],
         "review_band": [float(band[0]), float(band[1])],
         "top_k": config.top_k,
         "min_words": config.min_words,
     }
-    if (
-        config.specific_first is not None
-    ):  # only when on: the versions of existing suggestions stay as they were
+    if config.specific_first is not None:
         scoring["specific_first"] = asdict(config.specific_first)
-    if config.own_evidence:  # statuses decided on own evidence (umbrellas): new suggestions, rescore compares
+    if config.own_evidence:  # statuses decided on own evidence (umbrellas)
         scoring["status"] = "own-evidence"
     if corroboration is not None:  # proposals borne out by the text (the link decision's drop edge)
         scoring["corroboration"] = round(float(corroboration), 4)
@@ -953,17 +956,7 @@ def suggestion_version(
         scoring["context"] = "lead-in"
     if not config.propose_public_duties:  # provisions obliging public bodies only held for review
         scoring["public_duties"] = "review"
-    if classifier.config.window_pooling != "logits":  # a long paragraph's windows pooled otherwise
-        scoring["windows"] = classifier.config.window_pooling
-    if classifier.config.consequence_clauses and classifier.config.consequences:  # a sanction read by clauses
-        scoring["sanction"] = "clauses"
-    if classifier.config.consequences and classifier.config.consequence_top_k != 1:  # a fine ranked lower
-        scoring["sanction_top_k"] = classifier.config.consequence_top_k
-    if classifier.config.consequences and classifier.config.sanction_umbrella_weight is not None:
-        scoring["sanction_umbrella"] = classifier.config.sanction_umbrella_weight
-    if classifier.config.abbreviations:  # abbreviations read written out
-        scoring["abbreviations"] = "written-out"
-    if config.document_abbreviations:  # and those each document defines
+    if config.document_abbreviations:  # abbreviations each document defines read written out
         scoring["document_abbreviations"] = True
     provisions = (classifier.meta.get("recipe") or {}).get("data", {}).get("lexical_provisions")
     if provisions and classifier.uses_lexical:  # the lexical expert also indexes other acts' provisions
@@ -976,17 +969,9 @@ def suggestion_version(
     law_prior = (classifier.meta.get("recipe") or {}).get("law_prior") or {}
     if classifier.uses_prior and law_prior.get("member_state_law") == "law":
         scoring["member_state_law"] = "law"
-    # every number of the model's scoring as it is configured (the prior's values, the experts' weights, the windows,
-    # the umbrellas and consequences; not the batch size): a scoring refreshed without retraining, which leaves the
-    # weights' checksum as it was, gives new suggestions however few of the keys above it changes (session 63)
-    inference = {k: v for k, v in asdict(classifier.config).items() if k != "batch_size"}
-    scoring["inference"] = json_sha256(inference)[:12]
-    if classifier.uses_passages:  # the law's paragraphs and points as an expert of the ensemble (session 52)
+    if classifier.uses_passages:  # the passages' law version (their weight is in the inference configuration)
         assert classifier.passages is not None
-        scoring["passages"] = {
-            "weight": classifier.config.passage_weight,
-            "law_checksum": classifier.passages.source.get("law_checksum"),
-        }
+        scoring["passages"] = classifier.passages.source.get("law_checksum")
     return f"{classifier.identity}/{json_sha256(scoring)[:8]}"
 
 

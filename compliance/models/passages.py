@@ -75,34 +75,26 @@ class PassageExpert:
         ``known``: an expert whose vectors the same encoder gave (the model directory's, when only the law-derived
         scoring is refreshed): a passage whose text it holds takes its stored vector, so that a refresh embeds only
         the passages that changed and leaves the stored vectors exactly as they were."""
-        have: dict[str, int] = {}  # text → a row of known (the row of the same provision first: a recital's
-        mine: dict[tuple[str, str], int] = {}  # windows repeat under each article it explains)
+        rows: list[int | None] = [None] * len(
+            self.texts
+        )  # each passage's row of known, when it holds the text
         if known is not None and known.vectors is not None:
-            have = {t: i for i, t in enumerate(known.texts)}
-            mine = {(k, t): i for i, (k, t) in enumerate(zip(known.keys, known.texts, strict=True))}
-        todo = [i for i, t in enumerate(self.texts) if t not in have]
-        fresh = np.zeros((0, 1), dtype=np.float32)
-        if todo:
-            with encoder.lock:  # the autocast setting is the encoder's: no other thread embeds meanwhile
-                bf16 = encoder.use_bf16
-                try:
-                    encoder.use_bf16 = False
-                    fresh = np.asarray(encoder.embed([self.texts[i] for i in todo]).numpy(), dtype=np.float32)
-                finally:
-                    encoder.use_bf16 = bf16
-        if not self.texts:
+            by_text = {t: i for i, t in enumerate(known.texts)}
+            # the row of the same provision first: a recital's windows repeat under each article it explains
+            by_key = {(k, t): i for i, (k, t) in enumerate(zip(known.keys, known.texts, strict=True))}
+            rows = [by_key.get((k, t), by_text.get(t)) for k, t in zip(self.keys, self.texts, strict=True)]
+        todo = [i for i, r in enumerate(rows) if r is None]
+        fresh = _embed_in_full_precision(encoder, [self.texts[i] for i in todo])
+        if len(todo) == len(self.texts):
             return PassageExpert(self.keys, self.texts, fresh, dict(self.source))
-        dim = fresh.shape[1] if todo else known.vectors.shape[1]  # type: ignore[union-attr]
+        assert known is not None and known.vectors is not None
+        dim = known.vectors.shape[1]
+        if todo and fresh.shape[1] != dim:
+            raise ModelError(f"known passage vectors have {dim} dimensions, not {fresh.shape[1]}")
         vectors = np.zeros((len(self.texts), dim), dtype=np.float32)
-        if todo:
-            vectors[todo] = fresh
-        reused = [i for i, t in enumerate(self.texts) if t in have]
-        if reused:
-            assert known is not None and known.vectors is not None
-            if known.vectors.shape[1] != dim:
-                raise ModelError(f"known passage vectors have {known.vectors.shape[1]} dimensions, not {dim}")
-            rows = [mine.get((self.keys[i], self.texts[i]), have[self.texts[i]]) for i in reused]
-            vectors[reused] = known.vectors[rows]
+        vectors[todo] = fresh
+        reused = [(i, r) for i, r in enumerate(rows) if r is not None]
+        vectors[[i for i, _ in reused]] = known.vectors[[r for _, r in reused]]
         return PassageExpert(self.keys, self.texts, vectors, dict(self.source))
 
     def vectors_of(self, texts: Sequence[str], law_checksum: str | None) -> np.ndarray | None:
@@ -181,6 +173,19 @@ class PassageExpert:
         if vectors.ndim != 2 or len(vectors) != len(keys):
             raise ModelError(f"{path}: {len(keys)} passages but vectors of shape {vectors.shape}")
         return cls(keys, texts, np.asarray(vectors, dtype=np.float32), dict(doc.get("source", {})))
+
+
+def _embed_in_full_precision(encoder: Encoder, texts: list[str]) -> np.ndarray:
+    """``texts``' vectors by ``encoder`` without its autocast (float32; an empty (0, 1) array for no texts)."""
+    if not texts:
+        return np.zeros((0, 1), dtype=np.float32)
+    with encoder.lock:  # the autocast setting is the encoder's: no other thread embeds meanwhile
+        bf16 = encoder.use_bf16
+        try:
+            encoder.use_bf16 = False
+            return np.asarray(encoder.embed(texts).numpy(), dtype=np.float32)
+        finally:
+            encoder.use_bf16 = bf16
 
 
 def build_passage_expert(
