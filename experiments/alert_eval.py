@@ -39,6 +39,7 @@ LEGACY = AlertConfig(
     alert_budget=None,
     review_budget=None,
     background_weight=0.0,
+    context_weight=0.0,
 )
 PRESETS: dict[str, AlertConfig] = {"legacy": LEGACY, "default": AlertConfig()}
 

@@ -662,3 +662,118 @@ def test_an_alert_names_a_provision_the_organisation_can_act_on_its_score_unchan
     assert all(score <= listed[named.provision_key] for score in listed.values()), listed
     with pytest.raises(ConfigurationError, match="naming_weight"):
         AlertConfig(naming_weight=0.0)
+
+
+SECTIONED = """# Website and Workplace Rules
+
+## 1. Cookies on our websites
+
+Our websites set analytics and advertising cookies on a visitor's device only after the visitor has accepted them in the cookie banner.
+
+Strictly necessary cookies that keep the shopping basket working are exempt from consent and listed in the cookie register.
+
+Each team confirms every quarter that these rules are followed and that consent is recorded where it is needed.
+
+## 2. Clean desk
+
+Employees keep their desks clear of papers at the end of each working day.
+
+Printed documents are locked in the cabinets provided and shredded when no longer needed.
+
+Each team confirms every quarter that these rules are followed and that consent is recorded where it is needed.
+
+Loose notes found in the evening are handed to the office manager.
+"""
+
+
+def test_a_control_is_read_with_the_section_it_stands_in(store: Any, tmp_path: Path, decision: Any) -> None:
+    """The same words come nearer to the cookie article in the cookie section than under the clean-desk rules:
+    each candidate's vector is ``(1 − w) ×`` its own plus ``w ×`` its section's normalised mean (the control
+    paragraphs under its top-level heading below the document's title), normalised; the evidence keeps its own
+    cosine and names the section. With ``context_weight=0`` the two paragraphs score the same."""
+    import numpy as np
+
+    from compliance.connectors import parse_path
+    from compliance.errors import ConfigurationError
+    from compliance.rules import load_law_file
+    from compliance.rules.passages import provision_passages
+    from compliance.search import LawSearch
+
+    path = tmp_path / "rules.md"
+    path.write_text(SECTIONED, encoding="utf-8")
+    store.save_document(parse_path(path))
+    law = load_law_file(FIXTURES / "mini_cookie_law.json")
+    store.save_law(law)
+    paragraphs = [p for p in store.iter_paragraphs() if p.kind != "heading"]
+    assert [p.heading_path[-1] for p in paragraphs] == ["1. Cookies on our websites"] * 3 + [
+        "2. Clean desk"
+    ] * 4
+    twins = [p.id for p in paragraphs if p.text.startswith("Each team confirms")]
+    relaxed = replace(decision, lower=-1.0)  # every candidate is kept (as a review item at least)
+    search = LawSearch(store, index_dir=tmp_path / "idx")  # dense: every paragraph is a candidate
+    runs = {
+        w: run_alerts(
+            store,
+            "minicookie",
+            config=AlertConfig(context_weight=w, alert_budget=None, review_budget=None, max_alerts=None),
+            decision=relaxed,
+            search=search,
+        )
+        for w in (0.0, 0.35)
+    }
+    alone = {a.paragraph_id: a for a in runs[0.0].alerts}
+    read = {a.paragraph_id: a for a in runs[0.35].alerts}
+    assert set(twins) <= set(alone) and set(twins) <= set(read)
+    in_cookies, in_desk = twins
+
+    def cookie_link(alerts: dict[int, Any], pid: int) -> float:
+        return max(p["score"] for p in alerts[pid].evidence["provisions"] if p["key"].startswith("art:1"))
+
+    assert alone[in_cookies].evidence["scores"]["link"] == pytest.approx(
+        alone[in_desk].evidence["scores"]["link"]
+    )
+    assert alone[in_cookies].evidence["context"] is None
+    assert read[in_cookies].evidence["scores"]["link"] > read[in_desk].evidence["scores"]["link"]
+    assert read[in_cookies].provision_key.startswith("art:1")
+    assert cookie_link(read, in_cookies) > cookie_link(read, in_desk)
+    assert read[in_cookies].evidence["context"] == {
+        "section": ["1. Cookies on our websites"],
+        "paragraphs": 2,  # the pointer to the cookie register is no control, and no context either
+        "weight": 0.35,
+    }
+    assert read[in_desk].evidence["context"]["paragraphs"] == 4
+
+    # the blend, recomputed from the texts: the evidence's similarity is the blended vector's cosine with one of
+    # the named provision's passages, and its own similarity the paragraph's alone with the same passage
+    evidence = read[in_cookies].evidence
+    texts, owners = provision_passages(law, [k.key for k in law.provisions if k.kind == "article"], 120)
+    named = np.asarray(
+        decision.encode([t for t, o in zip(texts, owners, strict=True) if o == evidence["provision_key"]])
+    )
+    assert [p.role for p in paragraphs[:3]] == ["statement", "reference", "statement"]
+    section = np.asarray(decision.encode([paragraphs[0].text, paragraphs[2].text]))
+    own = section[1]
+    centroid = section.mean(axis=0) / np.linalg.norm(section.mean(axis=0))
+    blend = 0.65 * own + 0.35 * centroid
+    blend /= np.linalg.norm(blend)
+    pairs = [(float(own @ v), float(blend @ v)) for v in named]
+    assert any(
+        o == pytest.approx(evidence["scores"]["own_similarity"], abs=1e-4)
+        and b == pytest.approx(evidence["scores"]["similarity"], abs=1e-4)
+        for o, b in pairs
+    )
+    with pytest.raises(ConfigurationError, match="context_weight"):
+        AlertConfig(context_weight=1.0)
+
+
+def test_a_paragraph_under_no_heading_is_read_alone(
+    store: Any, loaded: dict[str, Any], decision: Any
+) -> None:
+    """controls.txt has no headings: nothing says which of its three topics a paragraph belongs with, so each is
+    read alone (its similarity is its own) whatever the context weight."""
+    result = run_alerts(store, "minicookie", decision=decision, search=loaded["search"])
+    assert result.alerts
+    for a in result.alerts:
+        assert a.evidence["context"] is None
+        if a.evidence["explained_by"] is None:
+            assert a.evidence["scores"]["similarity"] == pytest.approx(a.evidence["scores"]["own_similarity"])

@@ -164,3 +164,23 @@ def test_a_union_query_pools_its_parts_chunks_without_encoding_its_text(
         doc = [sims[:, index.owner == i].max() for i in range(len(index.ids))]
     np.testing.assert_allclose(scores[3], doc, atol=1e-5)
     np.testing.assert_allclose(scores[4], scores[2], atol=1e-5)  # a union of one query is that query
+
+
+def test_document_vectors_are_the_normalised_mean_of_each_documents_chunks(encoder: object) -> None:
+    """A long document's several chunks give one vector, as a text's chunks do everywhere (aggregate_chunks): in
+    the order asked, after a removal too; an unknown id is a KeyError."""
+    from compliance.runtime import aggregate_chunks
+
+    index = DenseIndex.build(
+        docs(["cookies", "long", "breach", "retention"]), encoder.config, encoder=encoder
+    )  # type: ignore[attr-defined]
+    index.remove(["breach"])
+    asked = ["retention", "long"]
+    got = index.document_vectors(asked)
+    vecs, owner = encoder.encode_chunks([TEXTS[n] for n in asked])  # type: ignore[attr-defined]
+    assert owner.tolist().count(1) > 1  # the long text has several chunks
+    np.testing.assert_allclose(got, aggregate_chunks(vecs, owner, 2), atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, rtol=1e-5)
+    assert index.document_vectors([]).shape == (0, encoder.dim)  # type: ignore[attr-defined]
+    with pytest.raises(KeyError):
+        index.document_vectors(["breach"])

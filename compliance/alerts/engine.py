@@ -36,7 +36,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +162,23 @@ class AlertConfig:
             ``min_budget``); None: no budget.
         review_budget: the same for review items (beyond it they are dropped).
         min_budget: the smallest budget a share gives.
+        context_weight: each candidate is read with the section it stands in (seed 003 pools passages to their
+            document; seed 004 lets a paragraph's neighbours speak): its vector is ``(1 − w) ×`` its own plus
+            ``w ×`` the normalised mean of the control paragraphs of its section, normalised again, before it is
+            compared with the act's passages, the whole act and the background — so "Every user has a unique
+            personal account" in an access-control standard's section on accounts comes nearer to the act's
+            access-control point than the same words in a privacy notice would, and a retention schedule's row
+            further from an act about security. The decision, the ranking and the provision named all read the
+            blended vector; ``evidence.scores.own_similarity`` keeps the paragraph's own cosine with the named
+            passage and ``evidence.context`` the section read (docs/alerts.md, session 64). 0: the paragraph
+            alone, as before.
+        context_depth: how many levels of a paragraph's heading path make its section, below the headings every
+            paragraph of its document shares (1: the top-level heading, "3. User Account Management" — under the
+            document's title when that is a heading; 0: the whole document). With ``context_depth`` > 0 a
+            paragraph under no heading is read alone: a document without structure may mix its topics. A
+            section's paragraphs are those of the same document that the controls index holds (the latest
+            version's statements and definitions by default), with the index's vectors (the ones the audit
+            stored), so reading them embeds no audited paragraph again.
     """
 
     candidates_per_provision: int = 20
@@ -192,6 +209,8 @@ class AlertConfig:
     alert_budget: float | None = 0.2
     review_budget: float | None = 0.2
     min_budget: int = 10
+    context_weight: float = 0.35
+    context_depth: int = 1
     #: the languages the link decision's encoder reads: a control paragraph confidently written in another
     #: (:func:`compliance.linking.language.other_language`) raises no alert, as the audit does not map it; empty:
     #: every candidate is scored
@@ -221,6 +240,10 @@ class AlertConfig:
             raise ConfigurationError("background_weight must be within [0, 1]")
         if self.background_units is not None and self.background_units < 1:
             raise ConfigurationError("background_units must be at least 1 (or None for all)")
+        if not 0.0 <= self.context_weight < 1.0:
+            raise ConfigurationError("context_weight must be within [0, 1)")
+        if self.context_depth < 0:
+            raise ConfigurationError("context_depth must be at least 0")
         if not 0.0 <= self.law_weight <= 1.0:
             raise ConfigurationError("law_weight must be within [0, 1]")
         if self.candidates_per_provision < 1 or self.candidates_for_law < 0:
@@ -575,6 +598,94 @@ def _candidate_vectors(
     return np.stack([out[p.id] for p in paragraphs])
 
 
+Section = tuple[int, tuple[str, ...]]
+
+
+def sections(paragraphs: Iterable[tuple[int, int, Sequence[str]]], depth: int) -> dict[int, Section | None]:
+    """The section each paragraph stands in, by paragraph id, from ``(paragraph id, document id, heading path)`` of
+    whole documents: its document and the first ``depth`` headings of its path below the headings every paragraph
+    of that document shares (a Markdown document's title, "# Access Control Standard", heads all of it; a Word
+    document's is often not a heading at all) — 0: the whole document. None for a paragraph under no heading when
+    ``depth`` > 0 (nothing says which of the document's topics it belongs with)."""
+    rows = [(pid, doc, tuple(path)) for pid, doc, path in paragraphs]
+    shared: dict[int, tuple[str, ...]] = {}
+    for _, doc, path in rows:
+        if not path:
+            continue
+        prefix = shared.setdefault(doc, path)
+        n = 0
+        while n < min(len(prefix), len(path)) and prefix[n] == path[n]:
+            n += 1
+        shared[doc] = prefix[:n]
+    out: dict[int, Section | None] = {}
+    for pid, doc, path in rows:
+        if not depth:
+            out[pid] = (doc, ())
+        elif not path:
+            out[pid] = None
+        else:
+            start = len(shared[doc])
+            out[pid] = (doc, path[start : start + depth])
+    return out
+
+
+def _in_context(
+    index: HybridRetriever,
+    decision: LinkDecisionModel,
+    paragraphs: Sequence[StoredParagraph],
+    vectors: np.ndarray,
+    config: AlertConfig,
+) -> tuple[np.ndarray, list[int], list[Section | None]]:
+    """The candidates' vectors read with their sections (:attr:`AlertConfig.context_weight`), the number of
+    control paragraphs in each candidate's section (itself included) and the section.
+
+    A section's members are the controls index's paragraphs of the candidate's document (the index holds the
+    latest versions' control paragraphs, each with its document and heading path); their vectors are the index's
+    own (the normalised mean of each paragraph's chunk vectors: what the audit's forward stored) when the decision
+    shares its space, else the decision encoder's of the texts the index holds. Nothing is read from the store.
+    """
+    w, depth = config.context_weight, config.context_depth
+    if w <= 0.0 or not len(paragraphs):
+        return vectors, [1] * len(paragraphs), [None] * len(paragraphs)
+    documents = {p.document_id for p in paragraphs}
+    rows: list[tuple[int, int, Sequence[str]]] = []
+    for doc in index.documents.values():
+        meta = doc.metadata
+        if meta.get("document_id") in documents:
+            rows.append((int(doc.id), int(meta["document_id"]), meta.get("heading_path") or ()))
+    where = sections(rows, depth)
+    keys = [where.get(p.id) for p in paragraphs]
+    wanted = {k for k in keys if k is not None}
+    members: dict[Section, list[int]] = {}
+    for pid, _, _ in rows:
+        key = where[pid]
+        if key is not None and key in wanted:
+            members.setdefault(key, []).append(pid)
+    own: dict[int, np.ndarray] = {p.id: vectors[i] for i, p in enumerate(paragraphs)}
+    others = [str(pid) for ids in members.values() for pid in ids if pid not in own]
+    if others:
+        if _shared_space(index, decision) is not None and index.dense is not None:
+            found = index.dense.document_vectors(others)
+        else:
+            found = np.asarray(decision.encode([index.documents[i].text for i in others]))
+        own.update((int(i), found[j]) for j, i in enumerate(others))
+    centroids: dict[Section, np.ndarray] = {}
+    for key, ids in members.items():
+        mean = np.mean([own[pid] for pid in ids], axis=0)
+        centroids[key] = mean / (np.linalg.norm(mean) or 1.0)
+    blended = np.empty_like(vectors)
+    sizes: list[int] = []
+    for i, key in enumerate(keys):
+        if key is None or key not in centroids:  # read alone
+            blended[i] = vectors[i]
+            sizes.append(1)
+            continue
+        mix = (1.0 - w) * vectors[i] + w * centroids[key]
+        blended[i] = mix / (np.linalg.norm(mix) or 1.0)
+        sizes.append(len(members[key]))
+    return blended, sizes, keys
+
+
 def _decide(
     store: Store,
     law: Law,
@@ -627,7 +738,10 @@ def _decide(
         if config.recital_articles and any(o.startswith("rec:") for o in owners)
         else None
     )
-    para_vecs = _candidate_vectors(store, index, decision, [paragraphs[int(c)] for c in candidates])
+    chosen = [paragraphs[int(c)] for c in candidates]
+    own_vecs = _candidate_vectors(store, index, decision, chosen)
+    # each candidate read with its section: the decision, the ranking and the provision named see the blend
+    para_vecs, section_sizes, section_of = _in_context(index, decision, chosen, own_vecs, config)
     raw = para_vecs @ passage_vecs.T  # candidates × passages
     sims = raw * weights[None, :]
     # the provision named weighs down what no organisation can act on further than the score does (``naming_weight``)
@@ -679,6 +793,7 @@ def _decide(
             }
         prov = law.get(key)
         para = paragraphs[int(cid)]
+        section = section_of[row]
         fused = (1 - config.law_weight) * link + config.law_weight * float(law_scores[row])
         if background is not None:
             fused -= config.background_weight * float(background[row])
@@ -734,10 +849,21 @@ def _decide(
             "document": para.source,
             "document_id": para.document_id,
             "heading_path": list(para.heading_path),
+            "context": None  # read alone: no context weight, or under no heading
+            if section is None
+            else {
+                "section": list(section[1]),
+                "paragraphs": section_sizes[row],
+                "weight": config.context_weight,
+            },
             "shared_terms": terms,
             "scores": {
                 "link": round(link, 6),
                 "similarity": round(float(raw[row, best]), 6),
+                # the paragraph alone (without its section) and the passage the alert names
+                "own_similarity": round(
+                    float(own_vecs[row] @ (passage_vecs[best] if explained_by is None else article_vec)), 6
+                ),
                 "provision_weight": round(float(weights[best]), 4),
                 "cross_reference_share": round(shares[best], 4),
                 "law": round(float(law_scores[row]), 6),

@@ -251,6 +251,13 @@ def ack(
     "any law ranks below one that reads like this act). 0 turns it off. Default 0.5.",
 )
 @click.option(
+    "--context-weight",
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    default=None,
+    help="How much a control is read with the section it stands in (its section's other control paragraphs) "
+    "when it is compared with the act. 0 reads each paragraph alone. Default 0.35.",
+)
+@click.option(
     "--every-table-row",
     is_flag=True,
     help="Let every row of a table raise its own alert (default: one alert per table, its best row; the "
@@ -270,6 +277,7 @@ def run(
     alert_budget: str | None,
     review_budget: str | None,
     background_weight: float | None,
+    context_weight: float | None,
     every_table_row: bool,
     database_url: str | None,
     as_json: bool,
@@ -284,6 +292,7 @@ def run(
         alert_budget=defaults.alert_budget if alert_budget is None else parse_budget(alert_budget),
         review_budget=defaults.review_budget if review_budget is None else parse_budget(review_budget),
         background_weight=defaults.background_weight if background_weight is None else background_weight,
+        context_weight=defaults.context_weight if context_weight is None else context_weight,
         one_alert_per_table=not every_table_row,
     )
 

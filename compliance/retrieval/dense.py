@@ -139,6 +139,21 @@ class DenseIndex:
         self.ids = [d for d, k in zip(self.ids, keep_doc, strict=True) if k]
         self._pos = {d: i for i, d in enumerate(self.ids)}
 
+    def document_vectors(self, ids: Sequence[str]) -> np.ndarray:
+        """One vector per document ``ids`` (float32 (n, dim)): the normalised mean of its chunk vectors, as a
+        text's vector is aggregated everywhere (:func:`compliance.runtime.aggregate_chunks`).
+
+        Raises:
+            KeyError: an id that is not in the index.
+        """
+        from compliance.runtime import aggregate_chunks
+
+        slot = np.full(len(self.ids), -1, dtype=np.int64)
+        for j, doc_id in enumerate(ids):
+            slot[self._pos[doc_id]] = j
+        rows = slot[self.owner] >= 0
+        return aggregate_chunks(self.vectors[rows], slot[self.owner[rows]], len(ids))
+
     @property
     def checksum(self) -> str:
         return corpus_checksum(self._hashes)
