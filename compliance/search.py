@@ -212,7 +212,7 @@ class LawSearch:
             digests = {
                 str(pid): digest
                 for pid, kind, role, digest in self.store.paragraph_digests()
-                if self.is_control(kind, role)
+                if self._is_control(kind, role)
             }
             self._controls = sync_index_by_digest(
                 self.index_dir / CONTROL_INDEX,
@@ -250,8 +250,7 @@ class LawSearch:
         rows = self.store.paragraph_vectors(space, [int(i) for i in ids])
         return {str(pid): v.array() for pid, v in rows.items()}
 
-    def is_control(self, kind: str, role: str | None) -> bool:
-        """Whether a paragraph of this kind and role is indexed as a control (see ``control_roles``)."""
+    def _is_control(self, kind: str, role: str | None) -> bool:
         if role is None:  # stored before paragraph roles existed
             return kind != "heading"
         if self.control_roles is None:

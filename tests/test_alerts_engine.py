@@ -777,3 +777,28 @@ def test_a_paragraph_under_no_heading_is_read_alone(
         assert a.evidence["context"] is None
         if a.evidence["explained_by"] is None:
             assert a.evidence["scores"]["similarity"] == pytest.approx(a.evidence["scores"]["own_similarity"])
+
+
+def test_a_section_is_read_below_the_headings_a_whole_document_shares() -> None:
+    """A title every paragraph of a document shares is not a section; paragraphs straight under it are one; one
+    level below it is the default; depth 0 is the whole document; a paragraph under no heading stands alone."""
+    from compliance.alerts.engine import _sections
+
+    rows = [
+        (1, 7, ("Policy", "1. Scope")),
+        (2, 7, ("Policy", "1. Scope", "1.1 Systems")),
+        (3, 7, ("Policy", "2. Accounts")),
+        (4, 7, ("Policy",)),
+        (5, 8, ("3. Reviews",)),  # another document: its own headings
+        (6, 8, ()),
+        (7, 9, ("Only", "One")),  # one section only: the whole document
+    ]
+    one = _sections(rows, 1)
+    assert one[1] == one[2] == (7, ("1. Scope",)) and one[3] == (7, ("2. Accounts",))
+    assert one[4] == (7, ())  # the preamble under the title
+    assert one[5] == (8, ()) and one[6] is None  # document 8 shares its only heading; no heading: alone
+    assert one[7] == (9, ())
+    two = _sections(rows, 2)
+    assert two[2] == (7, ("1. Scope", "1.1 Systems")) != two[1]
+    whole = _sections(rows, 0)
+    assert whole[1] == whole[4] == (7, ()) and whole[6] == (8, ())

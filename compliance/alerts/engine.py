@@ -165,10 +165,10 @@ class AlertConfig:
         context_weight: each candidate is read with the section it stands in (seed 003 pools passages to their
             document; seed 004 lets a paragraph's neighbours speak): its vector is ``(1 − w) ×`` its own plus
             ``w ×`` the normalised mean of the control paragraphs of its section, normalised again, before it is
-            compared with the act's passages, the whole act and the background — so "Every user has a unique
-            personal account" in an access-control standard's section on accounts comes nearer to the act's
-            access-control point than the same words in a privacy notice would, and a retention schedule's row
-            further from an act about security. The decision, the ranking and the provision named all read the
+            compared with the act's passages, the whole act and the background — so the same words ("Each team
+            confirms every quarter that these rules are followed") come nearer to a rule on cookies in a section
+            on cookies than under a clean-desk policy, and a retention schedule's row stays further from an act
+            about security than a control of a security standard. The decision, the ranking and the provision named all read the
             blended vector; ``evidence.scores.own_similarity`` keeps the paragraph's own cosine with the named
             passage and ``evidence.context`` the section read (docs/alerts.md, session 64). 0: the paragraph
             alone, as before.
@@ -601,7 +601,7 @@ def _candidate_vectors(
 Section = tuple[int, tuple[str, ...]]
 
 
-def sections(paragraphs: Iterable[tuple[int, int, Sequence[str]]], depth: int) -> dict[int, Section | None]:
+def _sections(paragraphs: Iterable[tuple[int, int, Sequence[str]]], depth: int) -> dict[int, Section | None]:
     """The section each paragraph stands in, by paragraph id, from ``(paragraph id, document id, heading path)`` of
     whole documents: its document and the first ``depth`` headings of its path below the headings every paragraph
     of that document shares (a Markdown document's title, "# Access Control Standard", heads all of it; a Word
@@ -653,7 +653,7 @@ def _in_context(
         meta = doc.metadata
         if meta.get("document_id") in documents:
             rows.append((int(doc.id), int(meta["document_id"]), meta.get("heading_path") or ()))
-    where = sections(rows, depth)
+    where = _sections(rows, depth)
     keys = [where.get(p.id) for p in paragraphs]
     wanted = {k for k in keys if k is not None}
     members: dict[Section, list[int]] = {}
