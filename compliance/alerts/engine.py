@@ -607,16 +607,20 @@ def _sections(paragraphs: Iterable[tuple[int, int, Sequence[str]]], depth: int) 
     of that document shares (a Markdown document's title, "# Access Control Standard", heads all of it; a Word
     document's is often not a heading at all) — 0: the whole document. None for a paragraph under no heading when
     ``depth`` > 0 (nothing says which of the document's topics it belongs with)."""
+    from itertools import takewhile
+
     rows = [(pid, doc, tuple(path)) for pid, doc, path in paragraphs]
-    shared: dict[int, tuple[str, ...]] = {}
+    paths: dict[int, list[tuple[str, ...]]] = {}
     for _, doc, path in rows:
-        if not path:
-            continue
-        prefix = shared.setdefault(doc, path)
-        n = 0
-        while n < min(len(prefix), len(path)) and prefix[n] == path[n]:
-            n += 1
-        shared[doc] = prefix[:n]
+        if path:
+            paths.setdefault(doc, []).append(path)
+    # the headings all of a document's paths open with
+    shared = {
+        doc: tuple(
+            level[0] for level in takewhile(lambda same: len(set(same)) == 1, zip(*found, strict=False))
+        )
+        for doc, found in paths.items()
+    }
     out: dict[int, Section | None] = {}
     for pid, doc, path in rows:
         if not depth:
@@ -669,10 +673,18 @@ def _in_context(
         else:
             found = np.asarray(decision.encode([index.documents[i].text for i in others]))
         own.update((int(i), found[j]) for j, i in enumerate(others))
+    from compliance.runtime import aggregate_chunks
+
+    order = list(members)  # each section's normalised mean, as a text's chunks are pooled
+    flat = [(j, pid) for j, key in enumerate(order) for pid in members[key]]
     centroids: dict[Section, np.ndarray] = {}
-    for key, ids in members.items():
-        mean = np.mean([own[pid] for pid in ids], axis=0)
-        centroids[key] = mean / (np.linalg.norm(mean) or 1.0)
+    if flat:  # no section at all when every candidate stands under no heading
+        means = aggregate_chunks(
+            np.stack([own[pid] for _, pid in flat]).astype(np.float32, copy=False),
+            np.asarray([j for j, _ in flat], dtype=np.int64),
+            len(order),
+        )
+        centroids = dict(zip(order, means, strict=True))
     blended = np.empty_like(vectors)
     sizes: list[int] = []
     for i, key in enumerate(keys):
